@@ -1,0 +1,28 @@
+"""What every command starts from: the repository, its configuration and the task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, load_config
+from .gitio import Repo
+from .store import task_from_branch, validate_task
+
+
+@dataclass(frozen=True)
+class Context:
+    repo: Repo
+    config: Config
+
+    def task(self, explicit: str | None = None) -> str:
+        """The named task, else the one named after the current branch (or `detached`)."""
+        if explicit:
+            return validate_task(explicit)
+        _, branch = self.repo.head()
+        return task_from_branch(branch)
+
+
+def load_context(cwd: str | Path | None = None) -> Context:
+    repo = Repo.discover(cwd)
+    return Context(repo=repo, config=load_config(repo.root, repo.config_values("checkpoint\\.")))

@@ -1,0 +1,204 @@
+"""The one place that talks to git.
+
+`Repo` holds the locations of a work tree and its git dirs, a `git()` helper for what
+the git CLI does better (index scans, filters, update-ref, push), and a lazily opened
+pygit2 handle for objects, refs, notes and tree diffs. pygit2 is imported on first use
+so that paths which never need it (hooks) start fast.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import GitFailed, UsageError
+
+if TYPE_CHECKING:
+    import pygit2
+
+ZERO_OID = "0" * 40
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# Environment variables that would make a git child act on another repository than ours.
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+
+
+def run_git(
+    argv: list[str],
+    cwd: str | Path,
+    *,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git argv…` and return the completed process; raise GitFailed on error."""
+    full_env = None
+    if env is not None:
+        full_env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+        full_env.update(env)
+    try:
+        proc = subprocess.run(
+            ["git", *argv],
+            cwd=cwd,
+            input=stdin,
+            env=full_env,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:  # git missing, cwd gone
+        raise GitFailed(argv, 127, str(exc)) from exc
+    if check and proc.returncode != 0:
+        raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
+    return proc
+
+
+@dataclass
+class Repo:
+    """A work tree and its repository."""
+
+    root: Path  # top of the work tree
+    git_dir: Path  # this worktree's git dir (index, HEAD)
+    common_dir: Path  # shared across linked worktrees (refs, objects, our state)
+    _env: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def discover(cls, cwd: str | Path | None = None) -> Repo:
+        where = Path(cwd) if cwd is not None else Path.cwd()
+        argv = [
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--absolute-git-dir",
+            "--git-common-dir",
+        ]
+        proc = run_git(argv, where, check=False)
+        if proc.returncode != 0:
+            msg = proc.stderr.decode(errors="replace").strip().splitlines()
+            reason = msg[0] if msg else "not a git repository"
+            if "not a git repository" in reason.lower():
+                raise UsageError(f"not inside a git work tree: {where}")
+            raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
+        lines = proc.stdout.decode().splitlines()
+        if len(lines) != 3:
+            raise UsageError(f"not inside a git work tree (a bare repository?): {where}")
+        root, git_dir, common = (Path(x) for x in lines)
+        return cls(root=root, git_dir=git_dir, common_dir=common)
+
+    # --- the CLI ---------------------------------------------------------------
+
+    def git(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """Run git in the work tree; return stdout. Raises GitFailed with git's message."""
+        merged = {**self._env, **(env or {})} or None
+        return run_git(list(args), self.root, stdin=stdin, env=merged).stdout
+
+    def git_ok(self, *args: str, env: Mapping[str, str] | None = None) -> bool:
+        merged = {**self._env, **(env or {})} or None
+        return run_git(list(args), self.root, env=merged, check=False).returncode == 0
+
+    def git_lines(self, *args: str, env: Mapping[str, str] | None = None) -> list[str]:
+        """Run a `-z` git command and split its NUL-separated output."""
+        out = self.git(*args, env=env)
+        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+    # --- pygit2 ------------------------------------------------------------------
+
+    @cached_property
+    def odb(self) -> pygit2.Repository:
+        import pygit2
+
+        try:
+            return pygit2.Repository(str(self.root))
+        except pygit2.GitError as exc:
+            raise GitFailed(["(pygit2) open", str(self.root)], 128, str(exc)) from exc
+
+    def state_dir(self) -> Path:
+        """Our local, unshared state: shared by all linked worktrees of the repository."""
+        path = self.common_dir / "checkpoint"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # --- HEAD and refs -------------------------------------------------------------
+
+    def head(self) -> tuple[str | None, str | None]:
+        """(commit id or None when unborn, branch short name or None when detached)."""
+        sym = run_git(["symbolic-ref", "-q", "HEAD"], self.root, check=False)
+        ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
+        branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
+        commit = self.resolve_ref("HEAD^{commit}")
+        return commit, branch
+
+    def resolve_commit(self, rev: str) -> str | None:
+        import pygit2
+
+        try:
+            obj = self.odb.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+        return str(commit.id)
+
+    def refs_under(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """(ref name, target id) of every ref under prefix, sorted by name."""
+        out = self.git("for-each-ref", "--format=%(refname)%00%(objectname)", prefix)
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            name, _, oid = line.partition("\0")
+            yield name, oid
+
+    def create_ref(self, name: str, oid: str, reason: str) -> bool:
+        """Create ref `name` at `oid` with a reflog entry; False if it already exists."""
+        proc = run_git(
+            ["update-ref", "--create-reflog", "-m", reason, name, oid, ZERO_OID],
+            self.root,
+            check=False,
+        )
+        if proc.returncode == 0:
+            return True
+        if self.resolve_ref(name) is not None:
+            return False
+        raise GitFailed(["update-ref", name], proc.returncode, proc.stderr.decode(errors="replace"))
+
+    def update_ref(self, name: str, new: str, old: str, reason: str) -> None:
+        """Compare-and-swap `name` from old to new, with a reflog entry."""
+        self.git("update-ref", "-m", reason, name, new, old)
+
+    def delete_ref(self, name: str, old: str) -> None:
+        self.git("update-ref", "-d", name, old)
+
+    def resolve_ref(self, name: str) -> str | None:
+        proc = run_git(["rev-parse", "-q", "--verify", name], self.root, check=False)
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
+
+    def config_values(self, prefix: str) -> list[tuple[str, str]]:
+        """Every `git config` entry whose key starts with prefix, in file order."""
+        proc = run_git(["config", "-z", "--get-regexp", f"^{prefix}"], self.root, check=False)
+        if proc.returncode not in (0, 1):
+            raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
+        pairs: list[tuple[str, str]] = []
+        for item in proc.stdout.decode("utf-8", "replace").split("\0"):
+            if item:
+                key, _, value = item.partition("\n")
+                pairs.append((key, value))
+        return pairs
+
+    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        argv = ["commit-tree", tree]
+        for parent in parents:
+            argv += ["-p", parent]
+        return self.git(*argv, stdin=message.encode()).decode().strip()
+
+    def user_ident(self) -> str:
+        proc = run_git(["var", "GIT_COMMITTER_IDENT"], self.root, check=False)
+        ident = proc.stdout.decode(errors="replace").strip()
+        return ident.rsplit(" ", 2)[0] if ident else "unknown"

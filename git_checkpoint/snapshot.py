@@ -1,0 +1,169 @@
+"""Workspace -> trees: what a checkpoint captures (design.md §4).
+
+Tracked files go through a temporary copy of the real index (mtime kept, so unchanged
+files cost a stat, not a hash, and racily-clean entries stay suspect); untracked files
+form the overlay. The user's index and work tree are never written.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import stat
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import SECRET_PATTERNS, Config
+from .errors import GitFailed, Refused
+from .gitio import Repo
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    base: str | None  # HEAD's commit, None on an unborn HEAD
+    branch: str | None  # None when detached
+    worktree_tree: str
+    index_tree: str
+    overlay_tree: str | None  # None when the overlay is empty
+    overlay_files: tuple[str, ...]
+    overlay_bytes: int
+    secrets_left_out: tuple[str, ...]
+    nested_repos_left_out: tuple[str, ...]
+
+
+def looks_secret(path: str, allow: Iterable[str] = ()) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if any(fnmatch.fnmatchcase(path, pat) or fnmatch.fnmatchcase(name, pat) for pat in allow):
+        return False
+    return any(fnmatch.fnmatchcase(name, pat) for pat in SECRET_PATTERNS)
+
+
+def _exclude_args(cfg: Config) -> list[str]:
+    return [f"--exclude={pattern}" for pattern in cfg.exclude]
+
+
+def list_overlay_candidates(repo: Repo, cfg: Config) -> list[str]:
+    """Untracked paths that save would consider: non-ignored ones, plus the includes."""
+    excludes = _exclude_args(cfg)
+    paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
+    includes = [p for p in cfg.include if (repo.root / p).exists() or (repo.root / p).is_symlink()]
+    if includes:
+        # Without --exclude-standard, ignored files under the includes are listed too;
+        # the configured excludes still win over an include.
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        paths += repo.git_lines("ls-files", "-z", "-o", *excludes, "--", *includes, env=env)
+    return sorted(set(paths))
+
+
+def split_overlay(paths: list[str], cfg: Config) -> tuple[list[str], list[str], list[str]]:
+    """(captured, secret-named left out, nested repositories left out)."""
+    captured: list[str] = []
+    secrets: list[str] = []
+    nested: list[str] = []
+    for path in paths:
+        if path.endswith("/"):
+            nested.append(path)  # an untracked nested repository: never entered
+        elif looks_secret(path, cfg.secrets_allow):
+            secrets.append(path)
+        else:
+            captured.append(path)
+    return captured, secrets, nested
+
+
+def _check_overlay_limits(root: Path, files: list[str], cfg: Config) -> int:
+    total = 0
+    sizes: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    for path in files:
+        try:
+            st = os.lstat(root / path)
+        except FileNotFoundError:
+            continue
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        total += size
+        parts = path.split("/")
+        folder = (
+            "/".join(parts[:2]) + "/"
+            if len(parts) > 2
+            else (parts[0] + "/" if len(parts) > 1 else ".")
+        )
+        sizes[folder] += size
+        counts[folder] += 1
+    if total <= cfg.overlay_max_bytes and len(files) <= cfg.overlay_max_files:
+        return total
+    by_files = len(files) > cfg.overlay_max_files
+    ranked = (counts if by_files else sizes).most_common(3)
+    largest = ", ".join(
+        f"{folder} ({counts[folder]} files, {_human_size(sizes[folder])})" for folder, _ in ranked
+    )
+    top = next((f for f, _ in ranked if f != "."), None)
+    hint = f"; add `untracked.exclude: [{top}]` to .checkpoint.yaml" if top else ""
+    raise Refused(
+        f"overlay too large: {len(files)} untracked files, {_human_size(total)} "
+        f"(limit {cfg.overlay_max_files} files, {_human_size(cfg.overlay_max_bytes)}); "
+        f"largest: {largest}{hint}"
+    )
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
+    """Hash the workspace into trees without touching the user's index or work tree."""
+    base, branch = repo.head()
+    tmp = Path(tempfile.mkdtemp(prefix="checkpoint-", dir=repo.git_dir))
+    try:
+        index = tmp / "index"
+        real_index = repo.git_dir / "index"
+        if real_index.exists():
+            # copy2 keeps the mtime: a fresh one would hide racily-clean edits.
+            shutil.copy2(real_index, index)
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            index_tree = repo.git("write-tree", env=env).decode().strip()
+        except GitFailed as exc:
+            if "unmerged" in exc.stderr or "merge" in exc.stderr:
+                raise Refused(
+                    "the index has unmerged paths: finish or abort the merge, then save"
+                ) from None
+            raise
+        repo.git("add", "-u", env=env)
+        worktree_tree = repo.git("write-tree", env=env).decode().strip()
+
+        candidates = list_overlay_candidates(repo, cfg)
+        files, secrets, nested = split_overlay(candidates, cfg)
+        if secrets and cfg.secrets_on_save == "block":
+            raise Refused(
+                f"secret-looking untracked files: {', '.join(secrets[:5])}; "
+                "move them, or list them under secrets.allow"
+            )
+        overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+        overlay_tree: str | None = None
+        if files:
+            overlay_env = {"GIT_INDEX_FILE": str(tmp / "overlay-index")}
+            listing = b"".join(os.fsencode(p) + b"\0" for p in files)
+            repo.git("update-index", "--add", "-z", "--stdin", stdin=listing, env=overlay_env)
+            overlay_tree = repo.git("write-tree", env=overlay_env).decode().strip()
+        return Snapshot(
+            base=base,
+            branch=branch,
+            worktree_tree=worktree_tree,
+            index_tree=index_tree,
+            overlay_tree=overlay_tree,
+            overlay_files=tuple(files),
+            overlay_bytes=overlay_bytes,
+            secrets_left_out=tuple(secrets),
+            nested_repos_left_out=tuple(nested),
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

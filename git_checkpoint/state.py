@@ -1,0 +1,117 @@
+"""Local, unshared state under `<git common dir>/checkpoint/`: the lock, the operation
+log (`events.jsonl`), the id high-water marks and the restore journal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import Refused
+from .gitio import Repo
+
+
+@contextlib.contextmanager
+def locked(repo: Repo, timeout: float) -> Iterator[None]:
+    """Hold the repository's checkpoint lock; wait up to `timeout` seconds, then refuse."""
+    path = repo.state_dir() / "lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _read_holder(path)
+                    raise Refused(
+                        f"another git-checkpoint is running{holder}; waited {timeout:g}s for {path}"
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _read_holder(path: Path) -> str:
+    try:
+        pid = path.read_text().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid else ""
+
+
+def log_event(repo: Repo, op: str, **fields: Any) -> None:
+    """Append one line to the operation log; O_APPEND keeps concurrent lines whole."""
+    from .store import now_iso
+
+    record = {"at": now_iso(), "op": op, **fields}
+    line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
+    fd = os.open(repo.state_dir() / "events.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_events_log(repo: Repo) -> list[dict[str, Any]]:
+    path = repo.state_dir() / "events.jsonl"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            out.append(event)
+    return out
+
+
+def _ids_path(repo: Repo) -> Path:
+    return repo.state_dir() / "ids.json"
+
+
+def read_high_water(repo: Repo, task: str) -> int:
+    """The highest id number ever handed out for the task (ids are never reused)."""
+    try:
+        data = json.loads(_ids_path(repo).read_text())
+    except (OSError, ValueError):
+        return 0
+    value = data.get(task, 0) if isinstance(data, dict) else 0
+    return value if isinstance(value, int) else 0
+
+
+def write_high_water(repo: Repo, task: str, number: int) -> None:
+    path = _ids_path(repo)
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    if data.get(task, 0) >= number:
+        return
+    data[task] = number
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode())
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

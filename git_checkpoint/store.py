@@ -1,0 +1,465 @@
+"""Checkpoints in git: refs, stash-shaped commits, manifests and notes (design.md §3, §5).
+
+A checkpoint is a commit W under `refs/checkpoints/<task>/cp_NNN` with parents B (base),
+I (index) and, when the overlay is not empty, U (overlay). Its message carries the
+immutable YAML manifest; mutable state is JSON Lines in `refs/notes/checkpoints`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .config import Config
+from .errors import UsageError
+from .gitio import Repo
+from .snapshot import Snapshot
+
+REF_ROOT = "refs/checkpoints/"
+REMOTE_ROOT = "refs/checkpoints/remotes/"
+NOTES_REF = "refs/notes/checkpoints"
+_ID = re.compile(r"^cp_(\d{3,})$")
+_TASK_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+SAFETY = "pre-restore"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One checkpoint as stored: its ref, its commits and its manifest."""
+
+    task: str
+    id: str
+    ref: str
+    commit: str
+    worktree_tree: str
+    base: str | None
+    index_commit: str
+    overlay_commit: str | None
+    message: str
+    manifest: dict[str, Any] = field(compare=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.task}/{self.id}"
+
+    @property
+    def number(self) -> int:
+        return int(self.id[3:])
+
+    @property
+    def remote(self) -> str | None:
+        if self.ref.startswith(REMOTE_ROOT):
+            return self.ref[len(REMOTE_ROOT) :].split("/", 1)[0]
+        return None
+
+    @property
+    def auto(self) -> bool | str:
+        value = self.manifest.get("auto", False)
+        return value if isinstance(value, bool | str) else False
+
+    @property
+    def is_safety(self) -> bool:
+        return self.auto == SAFETY
+
+    @property
+    def created_at(self) -> str:
+        return str(self.manifest.get("created_at", ""))
+
+
+def validate_task(task: str) -> str:
+    parts = task.split("/")
+    if (
+        not task
+        or any(not _TASK_PART.match(p) or p.endswith(".lock") or _ID.match(p) for p in parts)
+        or parts[0] == "remotes"
+    ):
+        raise UsageError(
+            f"bad task name {task!r}: use letters, digits, . _ - and /; "
+            "not 'remotes/…', not a part like cp_001"
+        )
+    return task
+
+
+def task_from_branch(branch: str | None) -> str:
+    if branch is None:
+        return "detached"
+    parts = [re.sub(r"[^A-Za-z0-9._-]", "-", p).lstrip(".") or "-" for p in branch.split("/")]
+    parts = [p[: -len(".lock")] + "-lock" if p.endswith(".lock") else p for p in parts]
+    parts = [f"{p}-" if _ID.match(p) else p for p in parts]
+    if parts[0] == "remotes":
+        parts[0] = "remotes-"
+    return "/".join(p if _TASK_PART.match(p) else f"_{p}" for p in parts)
+
+
+def split_ref(ref: str) -> tuple[str, str] | None:
+    """(task, id) of a checkpoint ref, or None if the ref is not one."""
+    if not ref.startswith(REF_ROOT):
+        return None
+    task, _, cp_id = ref[len(REF_ROOT) :].rpartition("/")
+    if not task or not _ID.match(cp_id):
+        return None
+    return task, cp_id
+
+
+_FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)%00%01"
+
+
+def parse_manifest(message: str) -> dict[str, Any]:
+    """The YAML after the summary line; an empty dict when it is absent or malformed."""
+    _, _, body = message.partition("\n\n")
+    try:
+        data = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _summary_message(message: str) -> str:
+    first = message.split("\n", 1)[0]
+    text = first.split(": ", 1)[1] if ": " in first else ""
+    return "" if text == "(no message)" else text
+
+
+def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
+    """Every checkpoint under prefix, fetched ones included when the prefix covers them."""
+    out = repo.git("for-each-ref", f"--format={_FORMAT}", prefix)
+    found: list[Checkpoint] = []
+    for record in out.decode("utf-8", "surrogateescape").split("\0\1"):
+        record = record.lstrip("\n")
+        if not record:
+            continue
+        ref, oid, tree, parents, message = record.split("\0", 4)
+        parsed = split_ref(ref)
+        plist = parents.split()
+        if parsed is None or not plist:
+            continue
+        task, cp_id = parsed
+        manifest = parse_manifest(message)
+        if manifest.get("base_commit", "") is None:
+            # An unborn HEAD had no B: the parents are I, then U when there is an overlay.
+            base, index_commit = None, plist[0]
+            overlay = plist[1] if len(plist) > 1 else None
+        elif len(plist) >= 2:
+            base, index_commit = plist[0], plist[1]
+            overlay = plist[2] if len(plist) > 2 else None
+        else:
+            continue  # not stash-shaped: never taken for a checkpoint
+        found.append(
+            Checkpoint(
+                task=task,
+                id=cp_id,
+                ref=ref,
+                commit=oid,
+                worktree_tree=tree,
+                base=base,
+                index_commit=index_commit,
+                overlay_commit=overlay,
+                message=_summary_message(message),
+                manifest=manifest,
+            )
+        )
+    found.sort(key=lambda c: (c.ref.startswith(REMOTE_ROOT), c.task, c.number))
+    return found
+
+
+def task_checkpoints(repo: Repo, task: str) -> list[Checkpoint]:
+    return [c for c in load_checkpoints(repo, f"{REF_ROOT}{task}/") if c.task == task]
+
+
+def local_checkpoints(repo: Repo) -> list[Checkpoint]:
+    return [c for c in load_checkpoints(repo) if c.remote is None]
+
+
+# --- naming ---------------------------------------------------------------------------
+
+
+def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
+    """A checkpoint by any of the names design.md §7 allows."""
+    everything = load_checkpoints(repo)
+    mine = [c for c in everything if c.task == task]
+    at = re.fullmatch(r"@(?:~(\d+))?", name)
+    if at:
+        back = int(at.group(1) or 0)
+        normal = [c for c in mine if not c.is_safety]
+        if back < len(normal):
+            return normal[-1 - back]
+        raise UsageError(f"no checkpoint {name} in task {task!r} ({len(normal)} checkpoints)")
+    candidates = [
+        c for c in everything if name in (c.ref, c.name) or (c.task == task and c.id == name)
+    ]
+    if not candidates and re.fullmatch(r"[0-9a-fA-F]{4,40}", name):
+        lowered = name.lower()
+        candidates = [c for c in everything if c.commit.startswith(lowered)]
+        if len({c.commit for c in candidates}) > 1:
+            raise UsageError(
+                f"commit id {name} is ambiguous: {', '.join(c.name for c in candidates)}"
+            )
+    if candidates:
+        return candidates[0]
+    names = [c.id for c in mine] + [c.name for c in everything]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
+    if not everything:
+        hint = "; no checkpoints yet (git checkpoint save)"
+    raise UsageError(f"unknown checkpoint {name!r} in task {task!r}{hint}")
+
+
+# --- creation -----------------------------------------------------------------------------
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def repo_slug(repo: Repo) -> str | None:
+    pairs = dict(repo.config_values("remote\\.origin\\.url"))
+    url = pairs.get("remote.origin.url")
+    if not url:
+        return None
+    m = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
+    return m.group(1) if m else None
+
+
+def build_manifest(
+    *,
+    snapshot: Snapshot,
+    task: str,
+    cp_id: str,
+    run_id: str,
+    repo_name: str | None,
+    include: Iterable[str],
+    exclude: Iterable[str],
+    verifiers: list[dict[str, Any]],
+    notes: list[str],
+    hypothesis: str | None,
+    next_move: str | None,
+    auto: bool | str,
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "repo": repo_name,
+        "task": task,
+        "checkpoint_id": cp_id,
+        "base_commit": snapshot.base,
+        "branch": snapshot.branch,
+        "created_at": now_iso(),
+        "restore_strategy": "git_plus_overlay",
+        "tracked_files": {"from_git": True},
+        "untracked": {"include": list(include), "exclude": list(exclude)},
+        "overlay": {"files": len(snapshot.overlay_files), "bytes": snapshot.overlay_bytes},
+        "verifiers": verifiers,
+        "expected_clean_after_restore": True,
+        "notes": notes,
+        "hypothesis": hypothesis,
+        "next_move": next_move,
+        "auto": auto,
+    }
+
+
+def write_checkpoint(
+    repo: Repo, snapshot: Snapshot, task: str, cp_id: str, message: str, manifest: dict[str, Any]
+) -> str:
+    """Write I, U and W; return W. The ref is created separately (it may be taken)."""
+    base_parents = [snapshot.base] if snapshot.base else []
+    index_commit = repo.commit_tree(
+        snapshot.index_tree, base_parents, f"index on {task}: {cp_id}\n"
+    )
+    parents = [*base_parents, index_commit]
+    if snapshot.overlay_tree:
+        parents.append(
+            repo.commit_tree(snapshot.overlay_tree, [], f"untracked files on {task}: {cp_id}\n")
+        )
+    body = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100)
+    summary = " ".join(f"checkpoint {cp_id} on {task}: {message}".split())
+    return repo.commit_tree(snapshot.worktree_tree, parents, f"{summary}\n\n{body}")
+
+
+def same_state(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> bool:
+    if cp.base != snapshot.base or cp.worktree_tree != snapshot.worktree_tree:
+        return False
+    if (cp.overlay_commit is None) != (snapshot.overlay_tree is None):
+        return False
+    revs = [f"{cp.index_commit}^{{tree}}"]
+    if cp.overlay_commit:
+        revs.append(f"{cp.overlay_commit}^{{tree}}")
+    trees = repo.git("rev-parse", *revs).decode().split()
+    return trees[0] == snapshot.index_tree and (
+        snapshot.overlay_tree is None or trees[1] == snapshot.overlay_tree
+    )
+
+
+def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
+    """(index tree, overlay tree or None)."""
+    revs = [f"{cp.index_commit}^{{tree}}"]
+    if cp.overlay_commit:
+        revs.append(f"{cp.overlay_commit}^{{tree}}")
+    trees = repo.git("rev-parse", *revs).decode().split()
+    return trees[0], (trees[1] if len(trees) > 1 else None)
+
+
+# --- notes ----------------------------------------------------------------------------------
+
+
+def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
+    """The JSON Lines note on a checkpoint; lines that are not JSON objects are skipped."""
+    try:
+        note = repo.odb.lookup_note(commit, NOTES_REF)
+    except KeyError:
+        return []
+    events: list[dict[str, Any]] = []
+    for line in str(note.message).splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    events.sort(key=lambda e: str(e.get("at", "")))
+    return events
+
+
+def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Append one event line to the checkpoint's note (callers hold the lock)."""
+    import pygit2
+
+    record = {"at": now_iso(), **event}
+    try:
+        text = str(repo.odb.lookup_note(commit, NOTES_REF).message).rstrip("\n")
+    except KeyError:
+        text = ""
+    line = json.dumps(record, sort_keys=True, ensure_ascii=False)
+    body = f"{text}\n{line}\n" if text else f"{line}\n"
+    try:
+        who = repo.odb.default_signature
+    except (KeyError, pygit2.GitError):
+        who = pygit2.Signature("git-checkpoint", "git-checkpoint@localhost")
+    repo.odb.create_note(body, who, who, commit, NOTES_REF, True)
+    return record
+
+
+def derive_status(events: list[dict[str, Any]]) -> str:
+    status = "candidate"
+    for event in events:
+        kind = event.get("event")
+        if kind in ("promoted", "forced_promotion"):
+            status = "promoted"
+        elif kind == "rejected":
+            status = "rejected"
+    return status
+
+
+# --- saving -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SaveOutcome:
+    checkpoint: Checkpoint
+    created: bool  # False: the workspace equals `checkpoint`, nothing was written
+    snapshot: Snapshot
+
+
+def save_checkpoint(
+    repo: Repo,
+    config: Config,
+    task: str,
+    *,
+    message: str = "",
+    hypothesis: str | None = None,
+    next_move: str | None = None,
+    auto: bool | str = False,
+    dedupe: bool = True,
+    run_id: str | None = None,
+) -> SaveOutcome:
+    """Capture the workspace and store it as the task's next checkpoint (caller holds the lock)."""
+    from . import state
+    from .snapshot import capture_workspace
+
+    snapshot = capture_workspace(repo, config)
+    existing = task_checkpoints(repo, task)
+    if dedupe and existing and same_state(repo, snapshot, existing[-1]):
+        return SaveOutcome(existing[-1], created=False, snapshot=snapshot)
+    number = max([state.read_high_water(repo, task)] + [c.number for c in existing]) + 1
+    stamp = dt.datetime.now(dt.UTC)
+    verifiers = [
+        {"name": v.name, "command": v.command, "required": v.required} for v in config.verifiers
+    ]
+    for _ in range(1000):  # another process may take the id between our read and our write
+        cp_id = f"cp_{number:03d}"
+        manifest = build_manifest(
+            snapshot=snapshot,
+            task=task,
+            cp_id=cp_id,
+            run_id=run_id or stamp.strftime("run_%Y_%m_%d_%H%M"),
+            repo_name=repo_slug(repo),
+            include=config.include,
+            exclude=config.exclude,
+            verifiers=verifiers,
+            notes=[message] if message else [],
+            hypothesis=hypothesis,
+            next_move=next_move,
+            auto=auto,
+        )
+        commit = write_checkpoint(repo, snapshot, task, cp_id, message or "(no message)", manifest)
+        ref = f"{REF_ROOT}{task}/{cp_id}"
+        if repo.create_ref(ref, commit, f"checkpoint: save {cp_id}"):
+            state.write_high_water(repo, task, number)
+            saved = next(c for c in task_checkpoints(repo, task) if c.ref == ref)
+            return SaveOutcome(saved, created=True, snapshot=snapshot)
+        number += 1
+    raise UsageError(f"could not find a free checkpoint id in task {task!r}")
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def overlay_paths(repo: Repo, cp: Checkpoint) -> list[str]:
+    if not cp.overlay_commit:
+        return []
+    return repo.git_lines("ls-tree", "-r", "-z", "--name-only", f"{cp.overlay_commit}^{{tree}}")
+
+
+def combined_tree(repo: Repo, worktree_tree: str, overlay_tree: str | None) -> str:
+    """One tree holding the tracked files and the overlay: the whole managed set."""
+    if overlay_tree is None:
+        return worktree_tree
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=repo.git_dir) as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        repo.git("read-tree", worktree_tree, env=env)
+        entries = repo.git("ls-tree", "-r", "-z", overlay_tree)
+        repo.git("update-index", "-z", "--index-info", stdin=entries, env=env)
+        return repo.git("write-tree", env=env).decode().strip()
+
+
+def managed_tree(repo: Repo, cp: Checkpoint) -> str:
+    return combined_tree(repo, cp.worktree_tree, trees_of(repo, cp)[1])
+
+
+def verifier_summary(events: list[dict[str, Any]]) -> dict[str, str]:
+    """The latest result of each verifier: name -> passed / failed / error."""
+    latest: dict[str, str] = {}
+    for event in events:
+        if event.get("event") == "verifier" and isinstance(event.get("name"), str):
+            latest[event["name"]] = str(event.get("status", "unknown"))
+    return latest
+
+
+def age(created_at: str) -> str:
+    try:
+        then = dt.datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return "?"
+    seconds = max(0, int((dt.datetime.now(dt.UTC) - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

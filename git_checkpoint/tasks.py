@@ -1,0 +1,85 @@
+"""The resumable task record (design.md §8): `checkpoint/tasks/<task>.yaml`.
+
+It lives outside every checkpoint, so a restore never rewinds it: the reasoning of a
+failed attempt survives the rollback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .gitio import Repo
+from .state import write_atomic
+
+
+@dataclass(frozen=True)
+class FailingVerifier:
+    name: str
+    exit_code: int | None
+    output_tail: str
+    checkpoint: str | None = None
+    at: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    task: str
+    hypothesis: str | None = None
+    next_move: str | None = None
+    last_failing_verifier: FailingVerifier | None = None
+    attempts: int = 0
+    last_good_checkpoint: str | None = None
+    rollback_point: str | None = None
+    updated_at: str | None = None
+    history: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+
+def _path(repo: Repo, task: str) -> Path:
+    return repo.state_dir() / "tasks" / f"{task}.yaml"
+
+
+def load_task(repo: Repo, task: str) -> TaskRecord:
+    try:
+        data = yaml.safe_load(_path(repo, task).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return TaskRecord(task=task)
+    if not isinstance(data, dict):
+        return TaskRecord(task=task)
+    known = {f.name for f in fields(TaskRecord)}
+    values = {k: v for k, v in data.items() if k in known}
+    failing = values.get("last_failing_verifier")
+    if isinstance(failing, dict):
+        fv_known = {f.name for f in fields(FailingVerifier)}
+        try:
+            values["last_failing_verifier"] = FailingVerifier(
+                **{k: v for k, v in failing.items() if k in fv_known}
+            )
+        except TypeError:
+            values["last_failing_verifier"] = None
+    else:
+        values["last_failing_verifier"] = None
+    values["history"] = tuple(h for h in values.get("history") or () if isinstance(h, dict))
+    values["task"] = task
+    try:
+        return TaskRecord(**values)
+    except TypeError:
+        return TaskRecord(task=task)
+
+
+def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
+    from .store import now_iso
+
+    record = replace(record, updated_at=now_iso(), history=record.history[-20:])
+    path = _path(repo, record.task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(asdict(record), sort_keys=False, allow_unicode=True)
+    write_atomic(path, text.encode())
+    return record
+
+
+def update_task(repo: Repo, task: str, **changes: Any) -> TaskRecord:
+    return save_task(repo, replace(load_task(repo, task), **changes))

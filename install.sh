@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Install git-checkpoint so that `git checkpoint …` works; re-running upgrades in place.
+#   ./install.sh          install (or upgrade) the tool
+#   ./install.sh --dev    also install the test tools, from this checkout (editable)
+#   ./install.sh --test   --dev, then run the checks: ruff, mypy --strict, pytest
+# Needs only python3 (3.11+), pip/venv and git. No sudo: it installs into a virtual
+# environment under your home, and links the command into a folder on your PATH.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mode=install
+for arg in "$@"; do
+  case "$arg" in
+    --dev) mode=dev ;;
+    --test) mode=test ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "install.sh: git-checkpoint needs Python 3.11 or newer ($python is too old or missing)" >&2
+  exit 1
+fi
+command -v git >/dev/null || { echo "install.sh: git is not installed" >&2; exit 1; }
+
+data=${GIT_CHECKPOINT_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/git-checkpoint}
+venv="$data/venv"
+if [ ! -x "$venv/bin/python" ]; then
+  echo "creating $venv"
+  "$python" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
+"${pip[@]}" install --upgrade pip >/dev/null 2>&1 || true
+if [ "$mode" = install ]; then
+  "${pip[@]}" install --upgrade "$here"
+else
+  "${pip[@]}" install --upgrade -e "$here[dev]"
+fi
+
+# Link into the first writable folder already on PATH from this list, else ~/.local/bin.
+bin=""
+for dir in "$HOME/.local/bin" "$HOME/bin" /usr/local/bin; do
+  case ":$PATH:" in *":$dir:"*) ;; *) continue ;; esac
+  if [ -d "$dir" ] && [ -w "$dir" ]; then bin=$dir; break; fi
+  if [ ! -e "$dir" ] && mkdir -p "$dir" 2>/dev/null; then bin=$dir; break; fi
+done
+on_path=yes
+if [ -z "$bin" ]; then
+  bin="$HOME/.local/bin"; on_path=no
+  mkdir -p "$bin"
+fi
+ln -sf "$venv/bin/git-checkpoint" "$bin/git-checkpoint"
+echo "installed: $bin/git-checkpoint ($("$venv/bin/git-checkpoint" --version))"
+if [ "$on_path" = no ]; then
+  echo "add it to your PATH:  export PATH=\"$bin:\$PATH\""
+fi
+
+if [ "$mode" = test ]; then
+  cd "$here"
+  echo "== ruff";  "$venv/bin/ruff" check git_checkpoint tests bench
+  echo "== mypy --strict"; "$venv/bin/mypy" --strict git_checkpoint
+  echo "== pytest"; PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 2
+fi
