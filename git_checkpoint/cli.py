@@ -82,8 +82,16 @@ def json_option(fn: F) -> F:
 
 def context() -> Any:
     from .context import load_context
+    from .restore import read_journal
 
-    return load_context()
+    ctx = load_context()
+    journal = read_journal(ctx.repo)
+    if journal is not None:
+        say_err(
+            f"warning: a restore of {journal.target_name} was interrupted; run "
+            "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"
+        )
+    return ctx
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -182,6 +190,48 @@ def log(limit: int | None, as_json: bool) -> None:
     from .commands import log as cmd
 
     emit(cmd.run(context(), limit=limit), as_json)
+
+
+@cli.command()
+@click.argument("checkpoint", required=False)
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--move-head", is_flag=True, help="Move the branch back to the checkpoint's base.")
+@click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
+@click.option("--continue", "resume", is_flag=True, help="Finish an interrupted restore.")
+@json_option
+def restore(
+    checkpoint: str | None,
+    dry_run: bool,
+    move_head: bool,
+    keep_head: bool,
+    resume: bool,
+    as_json: bool,
+) -> None:
+    """Make the workspace equal to a checkpoint (default: the latest), undoably."""
+    from .commands import restore as cmd
+
+    if resume and (checkpoint or dry_run or move_head or keep_head):
+        raise click.UsageError("--continue takes no checkpoint and no other option")
+    emit(
+        cmd.run(
+            context(),
+            checkpoint,
+            dry_run=dry_run,
+            move_head=move_head,
+            keep_head=keep_head,
+            resume=resume,
+        ),
+        as_json,
+    )
+
+
+@cli.command()
+@json_option
+def undo(as_json: bool) -> None:
+    """Restore the latest safety checkpoint: the undo of the last restore."""
+    from .commands import undo as cmd
+
+    emit(cmd.run(context()), as_json)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -376,12 +376,14 @@ def save_checkpoint(
     auto: bool | str = False,
     dedupe: bool = True,
     run_id: str | None = None,
+    snapshot: Snapshot | None = None,
 ) -> SaveOutcome:
     """Capture the workspace and store it as the task's next checkpoint (caller holds the lock)."""
     from . import state
     from .snapshot import capture_workspace
 
-    snapshot = capture_workspace(repo, config)
+    if snapshot is None:
+        snapshot = capture_workspace(repo, config)
     existing = task_checkpoints(repo, task)
     if dedupe and existing and same_state(repo, snapshot, existing[-1]):
         return SaveOutcome(existing[-1], created=False, snapshot=snapshot)

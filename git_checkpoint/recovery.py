@@ -1,0 +1,257 @@
+"""Restore with a safety net: the HEAD check, the safety checkpoint, the journal.
+
+`restore_to` is what `restore`, `undo` and the run loop's rollback share. Callers hold
+the lock. Nothing is written before every path of the target has been checked.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .config import Config
+from .errors import Refused, UsageError
+from .gitio import ZERO_OID, Repo
+from .restore import (
+    Journal,
+    Plan,
+    apply_plan,
+    clear_journal,
+    leftovers,
+    plan_restore,
+    read_journal,
+    write_journal,
+)
+from .snapshot import capture_workspace
+from .store import SAFETY, Checkpoint, now_iso, resolve, save_checkpoint, task_checkpoints
+
+
+@dataclass(frozen=True)
+class HeadMove:
+    ref: str  # the branch moved, or HEAD when detached
+    old: str | None
+    new: str
+    left_behind: list[str]  # commits no longer on the branch (reachable via the safety cp)
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    checkpoint: str  # task/cp_NNN restored
+    commit: str
+    safety_checkpoint: str | None  # None on --dry-run and on --continue
+    dry_run: bool
+    brought_back: list[str]
+    removed: list[str]
+    head: HeadMove | None
+    workspace_status: str  # "clean", or "not checked" on --dry-run
+
+    def lines(self) -> list[str]:
+        verb = "would restore" if self.dry_run else "restored"
+        out = []
+        if self.safety_checkpoint:
+            out.append(
+                f"safety checkpoint: {self.safety_checkpoint} (undo with: git checkpoint undo)"
+            )
+        out.append(
+            f"{verb} {self.checkpoint}: {len(self.brought_back)} written, "
+            f"{len(self.removed)} removed"
+        )
+        out += _listing("brought back" if not self.dry_run else "would write", self.brought_back)
+        out += _listing("removed" if not self.dry_run else "would remove", self.removed)
+        if self.head:
+            h = self.head
+            old = h.old[:12] if h.old else "(unborn)"
+            out.append(
+                f"head: {'would move' if self.dry_run else 'moved'} {h.ref} "
+                f"from {old} to {h.new[:12]}"
+            )
+            if h.left_behind:
+                keep = f" (kept in {self.safety_checkpoint})" if self.safety_checkpoint else ""
+                out.append(
+                    f"  commits left behind{keep}: " + ", ".join(c[:12] for c in h.left_behind[:10])
+                )
+        if not self.dry_run:
+            out.append(f"workspace status: {self.workspace_status}")
+        return out
+
+
+def _listing(label: str, paths: list[str], limit: int = 20) -> list[str]:
+    out = [f"  {label}: {p}" for p in paths[:limit]]
+    if len(paths) > limit:
+        out.append(f"  … and {len(paths) - limit} more")
+    return out
+
+
+def head_refusal(repo: Repo, target: Checkpoint, head: str | None, branch: str | None) -> Refused:
+    where = f"branch {branch!r}" if branch else "a detached HEAD"
+    at = head[:12] if head else "no commit yet"
+    saved_on = target.manifest.get("branch")
+    saved = f" on branch {saved_on!r}" if isinstance(saved_on, str) else ""
+    base = target.base[:12] if target.base else "an unborn HEAD"
+    return Refused(
+        f"HEAD has moved: {target.name} was saved{saved} at {base}, now {where} is at {at}. "
+        f"Choose: --move-head (move {branch or 'HEAD'} back to {base}; later commits stay "
+        "in the safety checkpoint) or --keep-head (restore files and index over the current HEAD)"
+    )
+
+
+def _left_behind(repo: Repo, old: str | None, new: str) -> list[str]:
+    if old is None:
+        return []
+    out = repo.git("rev-list", "--max-count=50", old, f"^{new}").decode().split()
+    return out
+
+
+def restore_to(
+    repo: Repo,
+    config: Config,
+    task: str,
+    target: Checkpoint,
+    *,
+    dry_run: bool = False,
+    move_head: bool = False,
+    keep_head: bool = False,
+    superseding: bool = False,
+) -> RestoreReport:
+    """Take a safety checkpoint, then make the managed set equal to `target`.
+
+    `superseding`: an interrupted restore may be pending; this one replaces it (undo).
+    """
+    if move_head and keep_head:
+        raise UsageError("--move-head and --keep-head exclude each other")
+    journal = read_journal(repo)
+    if journal is not None and not superseding:
+        raise Refused(
+            f"a restore of {journal.target_name} was interrupted: finish it with "
+            "`git checkpoint restore --continue`, or go back with `git checkpoint undo`"
+        )
+    head, branch = repo.head()
+    head_move: HeadMove | None = None
+    if head != target.base:
+        if not (move_head or keep_head):
+            raise head_refusal(repo, target, head, branch)
+        if move_head:
+            if target.base is None:
+                raise Refused(
+                    f"{target.name} was saved on an unborn HEAD: there is no commit to move "
+                    "back to; use --keep-head"
+                )
+            ref = f"refs/heads/{branch}" if branch else "HEAD"
+            head_move = HeadMove(ref, head, target.base, _left_behind(repo, head, target.base))
+
+    current = capture_workspace(repo, config)
+    plan = plan_restore(repo, current, target)
+    if dry_run:
+        return _report(target, None, plan, head_move, dry_run=True, status="not checked")
+
+    safety = save_checkpoint(
+        repo,
+        config,
+        task,
+        message=f"before restore of {target.name}",
+        auto=SAFETY,
+        dedupe=False,
+        snapshot=current,
+    ).checkpoint
+    journal = Journal(
+        target=target.commit,
+        target_name=target.name,
+        safety=safety.commit,
+        safety_name=safety.name,
+        head_from=head,
+        head_to=head_move.new if head_move else None,
+        move_head=head_move is not None,
+        started_at=now_iso(),
+        pid=os.getpid(),
+    )
+    write_journal(repo, journal)
+    status = _carry_out(repo, journal, plan)
+    return _report(target, safety.name, plan, head_move, dry_run=False, status=status)
+
+
+def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
+    """Finish an interrupted restore from its journal (no new safety checkpoint)."""
+    journal = read_journal(repo)
+    if journal is None:
+        raise UsageError("no interrupted restore to continue")
+    target = resolve(repo, journal.target, task)
+    head, _ = repo.head()
+    head_move = None
+    if journal.move_head and journal.head_to and head == journal.head_from:
+        _, branch = repo.head()
+        ref = f"refs/heads/{branch}" if branch else "HEAD"
+        head_move = HeadMove(ref, head, journal.head_to, [])
+    plan = plan_restore(repo, capture_workspace(repo, config), target)
+    status = _carry_out(repo, journal, plan)
+    return _report(target, journal.safety_name, plan, head_move, dry_run=False, status=status)
+
+
+def _carry_out(repo: Repo, journal: Journal, plan: Plan) -> str:
+    if journal.move_head and journal.head_to:
+        head, _ = repo.head()
+        if head != journal.head_to:
+            repo.update_ref(
+                "HEAD",
+                journal.head_to,
+                head or ZERO_OID,
+                f"checkpoint: restore {journal.target_name} (--move-head)",
+            )
+    apply_plan(repo, plan)
+    missing = leftovers(repo, plan)
+    if missing:
+        raise Refused(
+            f"restore finished but these still differ from {journal.target_name}: "
+            f"{', '.join(missing[:10])}; run `git checkpoint restore --continue` or `undo`"
+        )
+    clear_journal(repo)
+    return "clean"
+
+
+def _report(
+    target: Checkpoint,
+    safety: str | None,
+    plan: Plan,
+    head_move: HeadMove | None,
+    *,
+    dry_run: bool,
+    status: str,
+) -> RestoreReport:
+    return RestoreReport(
+        checkpoint=target.name,
+        commit=target.commit,
+        safety_checkpoint=safety,
+        dry_run=dry_run,
+        brought_back=[w.path for w in plan.writes],
+        removed=list(plan.removes),
+        head=head_move,
+        workspace_status=status,
+    )
+
+
+def latest_safety(repo: Repo, task: str) -> Checkpoint:
+    safeties = [c for c in task_checkpoints(repo, task) if c.is_safety]
+    if not safeties:
+        raise UsageError(f"nothing to undo: task {task!r} has no safety checkpoint")
+    return safeties[-1]
+
+
+def undo(repo: Repo, config: Config, task: str) -> RestoreReport:
+    """Restore the latest safety checkpoint, HEAD included; itself undoable.
+
+    After an interrupted restore, go back to the state from before it.
+    """
+    journal = read_journal(repo)
+    if journal is not None and journal.safety:
+        target = resolve(repo, journal.safety, task)
+    else:
+        target = latest_safety(repo, task)
+    head, _ = repo.head()
+    return restore_to(
+        repo,
+        config,
+        task,
+        target,
+        move_head=head != target.base and target.base is not None,
+        keep_head=target.base is None and head is not None,
+        superseding=True,
+    )

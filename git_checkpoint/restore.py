@@ -1,0 +1,293 @@
+"""Trees -> workspace: make the managed set equal to a checkpoint (design.md §4, §9, §11).
+
+The plan is a tree-to-tree diff between a fresh snapshot of the workspace (which becomes
+the safety checkpoint) and the target, so the cost grows with the difference, not the
+repository. Every path is checked before anything is written: the target may be a
+fetched, hostile tree. A journal in the git dir lets an interrupted restore be finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import Refused, UsageError
+from .gitio import Repo
+from .snapshot import Snapshot
+from .state import write_atomic
+from .store import Checkpoint, trees_of
+
+if TYPE_CHECKING:
+    import pygit2
+
+SYMLINK = 0o120000
+GITLINK = 0o160000
+Entry = tuple[int, str]  # (mode, object id)
+
+
+@dataclass(frozen=True)
+class Write:
+    path: str
+    mode: int
+    oid: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    target: str  # the target checkpoint's commit
+    index_tree: str
+    writes: tuple[Write, ...]
+    removes: tuple[str, ...]
+
+
+def _is_hostile_component(part: str) -> bool:
+    if part in ("", ".", "..") or "/" in part or "\\" in part or "\0" in part:
+        return True
+    folded = part.rstrip(". ").lower()
+    return folded in (".git", "git~1")
+
+
+def check_path(path: str) -> None:
+    """Refuse a path that is absolute, has `..`/`.git` parts, or is otherwise unsafe."""
+    if path.startswith("/") or any(_is_hostile_component(p) for p in path.split("/")):
+        raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")
+
+
+class TreeView:
+    """The managed set of a checkpoint or snapshot: tracked tree W plus overlay tree U."""
+
+    def __init__(self, odb: pygit2.Repository, worktree: str, overlay: str | None) -> None:
+        self.odb = odb
+        self.worktree: Any = odb[worktree]
+        self.worktree_id = worktree
+        self.overlay_id = overlay
+        self.overlay: dict[str, Entry] = {}
+        if overlay is not None:
+            self._walk(odb[overlay], "", self.overlay)
+
+    def _walk(self, tree: Any, prefix: str, out: dict[str, Entry]) -> None:
+        for entry in tree:
+            path = f"{prefix}{entry.name}"
+            if entry.filemode == 0o040000:
+                self._walk(self.odb[entry.id], f"{path}/", out)
+            else:
+                out[path] = (int(entry.filemode), str(entry.id))
+
+    def tracked(self, path: str) -> Entry | None:
+        try:
+            entry = self.worktree[path]
+        except (KeyError, ValueError):
+            return None
+        return (int(entry.filemode), str(entry.id))
+
+    def get(self, path: str) -> Entry | None:
+        found = self.tracked(path)
+        if found is None or found[0] == 0o040000:
+            return self.overlay.get(path)
+        return found
+
+
+def _changed_paths(odb: pygit2.Repository, old: str, new: str) -> set[str]:
+    import pygit2
+
+    if old == new:
+        return set()
+    old_tree = odb[old].peel(pygit2.Tree)
+    new_tree = odb[new].peel(pygit2.Tree)
+    diff = old_tree.diff_to_tree(new_tree, flags=pygit2.enums.DiffOption.SKIP_BINARY_CHECK)
+    paths: set[str] = set()
+    for delta in diff.deltas:
+        paths.add(delta.old_file.path)
+        paths.add(delta.new_file.path)
+    return paths
+
+
+def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
+    """What must be written and removed so the managed set equals `target`.
+
+    Valid only while the work tree equals `current` — which it does right after the
+    snapshot that becomes the safety checkpoint.
+    """
+    odb = repo.odb
+    target_index, target_overlay = trees_of(repo, target)
+    now = TreeView(odb, current.worktree_tree, current.overlay_tree)
+    then = TreeView(odb, target.worktree_tree, target_overlay)
+
+    candidates = _changed_paths(odb, current.worktree_tree, target.worktree_tree)
+    candidates |= set(now.overlay) ^ set(then.overlay)
+    candidates |= {
+        p for p in set(now.overlay) & set(then.overlay) if now.overlay[p] != then.overlay[p]
+    }
+    index_paths = _changed_paths(odb, current.index_tree, target_index)
+    for path in sorted(candidates | index_paths | set(then.overlay)):
+        check_path(path)
+    for path in then.overlay:
+        if then.tracked(path) is not None:
+            raise Refused(f"unsafe checkpoint: {path!r} is both tracked and untracked")
+
+    writes: list[Write] = []
+    removes: list[str] = []
+    for path in sorted(candidates):
+        before, after = now.get(path), then.get(path)
+        if before == after:
+            continue
+        if after is None:
+            if before is not None and before[0] != GITLINK:
+                removes.append(path)
+        elif after[0] != GITLINK:
+            writes.append(Write(path, after[0], after[1]))
+    _check_writes(repo.root, writes, removes, now, then)
+    return Plan(
+        target=target.commit,
+        index_tree=target_index,
+        writes=tuple(writes),
+        removes=tuple(removes),
+    )
+
+
+def _check_writes(
+    root: Path, writes: list[Write], removes: list[str], now: TreeView, then: TreeView
+) -> None:
+    """Refuse writes through symlinks, over unmanaged files, or outside the work tree."""
+    removing = set(removes)
+    for write in writes:
+        parts = write.path.split("/")
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            entry = then.get(prefix)
+            if entry is not None and entry[0] == SYMLINK:
+                raise Refused(
+                    f"unsafe checkpoint: {write.path!r} would be written through symlink {prefix!r}"
+                )
+            try:
+                st = os.lstat(root / prefix)
+            except FileNotFoundError:
+                break
+            if stat.S_ISLNK(st.st_mode) and prefix not in removing:
+                raise Refused(f"refusing to write {write.path!r} through the symlink {prefix!r}")
+            if not stat.S_ISDIR(st.st_mode) and prefix not in removing:
+                raise Refused(f"{prefix!r} is in the way of {write.path!r} and is not managed")
+        full = root / write.path
+        if os.path.lexists(full) and now.get(write.path) is None:
+            if full.is_dir() and not full.is_symlink():
+                leftovers = [
+                    os.path.relpath(os.path.join(d, f), root)
+                    for d, _, files in os.walk(full)
+                    for f in files
+                ]
+                unmanaged = [p for p in leftovers if p not in removing]
+                if not unmanaged:
+                    continue
+                raise Refused(
+                    f"restore would replace the folder {write.path!r}, which holds files "
+                    f"outside the managed set: {', '.join(unmanaged[:3])}"
+                )
+            raise Refused(
+                f"restore would overwrite {write.path!r}, which is outside the managed set "
+                "(ignored or excluded); move it away or add it to untracked.include"
+            )
+
+
+# --- carrying out a plan ------------------------------------------------------------------
+
+
+def journal_path(repo: Repo) -> Path:
+    folder = repo.git_dir / "checkpoint"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "restore-journal.json"
+
+
+@dataclass(frozen=True)
+class Journal:
+    target: str  # commit of the checkpoint being restored
+    target_name: str
+    safety: str | None  # commit of the safety checkpoint
+    safety_name: str | None
+    head_from: str | None
+    head_to: str | None
+    move_head: bool
+    started_at: str
+    pid: int
+
+
+def read_journal(repo: Repo) -> Journal | None:
+    try:
+        data = json.loads(journal_path(repo).read_text())
+        return Journal(**data)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageError(f"restore journal {journal_path(repo)} is unreadable: {exc}") from None
+
+
+def write_journal(repo: Repo, journal: Journal) -> None:
+    write_atomic(journal_path(repo), json.dumps(asdict(journal), indent=1).encode())
+
+
+def clear_journal(repo: Repo) -> None:
+    journal_path(repo).unlink(missing_ok=True)
+
+
+def apply_plan(repo: Repo, plan: Plan) -> None:
+    """Remove, then write, then set the index; never follows a symlink while writing."""
+    root = repo.root
+    for path in sorted(plan.removes, key=lambda p: p.count("/"), reverse=True):
+        full = root / path
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            continue  # a folder where a file was: nothing of ours to remove
+        os.unlink(full)
+        _prune_empty_parents(root, path)
+    for write in plan.writes:
+        full = root / write.path
+        if full.is_dir() and not full.is_symlink():
+            _remove_empty_tree(full)
+    if plan.writes:
+        with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=repo.git_dir) as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            listing = b"".join(
+                f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in plan.writes
+            )
+            repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
+            # checkout-index applies smudge filters (autocrlf, LFS) the way git would.
+            repo.git("checkout-index", "-f", "-u", "-a", env=env)
+            stale = repo.git_lines("diff-files", "-z", "--name-only", env=env)
+            if stale:
+                raise Refused(f"restore could not write: {', '.join(stale[:5])}")
+    # One-tree merge keeps the stat cache of every entry whose blob did not change.
+    repo.git("read-tree", "-m", plan.index_tree)
+
+
+def _prune_empty_parents(root: Path, path: str) -> None:
+    parent = os.path.dirname(path)
+    while parent:
+        try:
+            os.rmdir(root / parent)
+        except OSError:
+            return
+        parent = os.path.dirname(parent)
+
+
+def _remove_empty_tree(folder: Path) -> None:
+    for dirpath, _, _ in sorted(os.walk(folder), key=lambda x: -len(x[0])):
+        try:
+            os.rmdir(dirpath)
+        except OSError as exc:
+            raise Refused(f"cannot replace folder {folder}: {exc}") from None
+
+
+def leftovers(repo: Repo, plan: Plan) -> list[str]:
+    """Paths the plan removed that are somehow still there, and an index that differs."""
+    out = [p for p in plan.removes if os.path.lexists(repo.root / p)]
+    index_tree = repo.git("write-tree").decode().strip()
+    if index_tree != plan.index_tree:
+        out.append("(the index)")
+    return out
