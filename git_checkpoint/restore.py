@@ -262,8 +262,8 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
             stale = repo.git_lines("diff-files", "-z", "--name-only", env=env)
             if stale:
                 raise Refused(f"restore could not write: {', '.join(stale[:5])}")
-    # One-tree merge keeps the stat cache of every entry whose blob did not change.
-    repo.git("read-tree", "-m", plan.index_tree)
+    # --reset: a one-tree merge that keeps the stat cache of every entry whose blob did not change.
+    repo.git("read-tree", "--reset", plan.index_tree)
 
 
 def _prune_empty_parents(root: Path, path: str) -> None:
@@ -286,7 +286,15 @@ def _remove_empty_tree(folder: Path) -> None:
 
 def leftovers(repo: Repo, plan: Plan) -> list[str]:
     """Paths the plan removed that are somehow still there, and an index that differs."""
-    out = [p for p in plan.removes if os.path.lexists(repo.root / p)]
+    folders = {os.path.dirname(w.path) for w in plan.writes}
+    out = [
+        p
+        for p in plan.removes
+        if os.path.lexists(repo.root / p)
+        and not (
+            os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
+        )
+    ]
     index_tree = repo.git("write-tree").decode().strip()
     if index_tree != plan.index_tree:
         out.append("(the index)")
