@@ -54,10 +54,12 @@ def to_jsonable(result: Any) -> Any:
     return result
 
 
-def emit(result: Result, as_json: bool) -> None:
+def emit(result: Result, as_json: bool) -> int:
+    """Print a result; return the exit code it carries (0 unless it says otherwise)."""
+    code = getattr(result, "exit_code", 0)
     if as_json:
         sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str) + "\n")
-        return
+        return code if isinstance(code, int) else 0
     warnings = getattr(result, "warnings", None)
     if callable(warnings):
         for line in warnings():
@@ -65,15 +67,23 @@ def emit(result: Result, as_json: bool) -> None:
     color = use_color(sys.stdout)
     for line in result.lines():
         click.echo(colorize(line) if color else line)
+    return code if isinstance(code, int) else 0
 
 
 def say_err(line: str) -> None:
     click.echo(line, err=True)
 
 
-def progress(line: str) -> None:
+def progress_printer(as_json: bool) -> Callable[[str], None]:
     """Progress lines for long commands: stdout for people, stderr under --json."""
-    click.echo(colorize(line) if use_color(sys.stdout) else line)
+    stream = sys.stderr if as_json else sys.stdout
+    color = use_color(stream)
+
+    def say(line: str) -> None:
+        click.echo(colorize(line) if color else line, err=as_json)
+        stream.flush()
+
+    return say
 
 
 def json_option(fn: F) -> F:
@@ -116,14 +126,14 @@ def save(
     include: tuple[str, ...],
     auto: bool,
     as_json: bool,
-) -> None:
+) -> int:
     """Save the workspace as the task's next checkpoint."""
     from .commands import save as cmd
 
     ctx = context()
     if include:
         ctx = dataclasses.replace(ctx, config=ctx.config.with_include(include))
-    emit(
+    return emit(
         cmd.run(
             ctx,
             task=task,
@@ -141,11 +151,11 @@ def save(
 @click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
 @click.option("--remote", help="Checkpoints fetched from this remote.")
 @json_option
-def list_(task: str | None, all_tasks: bool, remote: str | None, as_json: bool) -> None:
+def list_(task: str | None, all_tasks: bool, remote: str | None, as_json: bool) -> int:
     """List checkpoints: id, age, status, verifiers, overlay, message."""
     from .commands import list as cmd
 
-    emit(cmd.run(context(), task=task, all_tasks=all_tasks, remote=remote), as_json)
+    return emit(cmd.run(context(), task=task, all_tasks=all_tasks, remote=remote), as_json)
 
 
 @cli.command()
@@ -153,43 +163,43 @@ def list_(task: str | None, all_tasks: bool, remote: str | None, as_json: bool) 
 @click.option("--manifest", "manifest_only", is_flag=True, help="Only the manifest.")
 @click.option("--patch", is_flag=True, help="Include the patch against the base.")
 @json_option
-def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> None:
+def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> int:
     """Show a checkpoint: manifest, status, verifiers, diffstat, overlay."""
     from .commands import show as cmd
 
-    emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
+    return emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
 
 
 @cli.command()
 @click.argument("first", required=False)
 @click.argument("second", required=False)
 @json_option
-def diff(first: str | None, second: str | None, as_json: bool) -> None:
+def diff(first: str | None, second: str | None, as_json: bool) -> int:
     """Diff a checkpoint against the workspace, or two checkpoints (overlay included)."""
     from .commands import diff as cmd
 
     color = not as_json and use_color(sys.stdout)
-    emit(cmd.run(context(), first, second, color=color), as_json)
+    return emit(cmd.run(context(), first, second, color=color), as_json)
 
 
 @cli.command()
 @click.argument("checkpoints", nargs=-1, required=True)
 @json_option
-def drop(checkpoints: tuple[str, ...], as_json: bool) -> None:
+def drop(checkpoints: tuple[str, ...], as_json: bool) -> int:
     """Delete checkpoints (each can be brought back with the printed command)."""
     from .commands import drop as cmd
 
-    emit(cmd.run(context(), list(checkpoints)), as_json)
+    return emit(cmd.run(context(), list(checkpoints)), as_json)
 
 
 @cli.command()
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N entries.")
 @json_option
-def log(limit: int | None, as_json: bool) -> None:
+def log(limit: int | None, as_json: bool) -> int:
     """The operation log, newest first."""
     from .commands import log as cmd
 
-    emit(cmd.run(context(), limit=limit), as_json)
+    return emit(cmd.run(context(), limit=limit), as_json)
 
 
 @cli.command()
@@ -206,13 +216,13 @@ def restore(
     keep_head: bool,
     resume: bool,
     as_json: bool,
-) -> None:
+) -> int:
     """Make the workspace equal to a checkpoint (default: the latest), undoably."""
     from .commands import restore as cmd
 
     if resume and (checkpoint or dry_run or move_head or keep_head):
         raise click.UsageError("--continue takes no checkpoint and no other option")
-    emit(
+    return emit(
         cmd.run(
             context(),
             checkpoint,
@@ -227,11 +237,111 @@ def restore(
 
 @cli.command()
 @json_option
-def undo(as_json: bool) -> None:
+def undo(as_json: bool) -> int:
     """Restore the latest safety checkpoint: the undo of the last restore."""
     from .commands import undo as cmd
 
-    emit(cmd.run(context()), as_json)
+    return emit(cmd.run(context()), as_json)
+
+
+@cli.command()
+@click.argument("checkpoint", required=False)
+@click.option("--verifier", "only", multiple=True, help="Run only this verifier (repeatable).")
+@json_option
+def verify(checkpoint: str | None, only: tuple[str, ...], as_json: bool) -> int:
+    """Run the verifiers; promote or reject by the rule (exit 1 on failure).
+
+    Without CHECKPOINT the workspace is saved (if changed) and verified in place; an
+    older checkpoint is verified in a temporary worktree, never in the workspace.
+    """
+    from .commands import verify as cmd
+
+    result = cmd.run(context(), checkpoint, only=only, progress=progress_printer(as_json))
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.argument("checkpoint")
+@click.option("--force", is_flag=True, help="Promote without passing evidence.")
+@click.option("--reason", help="Why (required with --force; recorded with your name).")
+@json_option
+def promote(checkpoint: str, force: bool, reason: str | None, as_json: bool) -> int:
+    """Promote a checkpoint that has passing evidence."""
+    from .commands import promote as cmd
+
+    return emit(cmd.run(context(), checkpoint, force=force, reason=reason), as_json)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--attempts", default=3, show_default=True, type=click.IntRange(min=1))
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@json_option
+def run(task: str | None, attempts: int, command: tuple[str, ...], as_json: bool) -> int:
+    """Save, run CMD, verify; promote, or roll back and try again.
+
+    Usage: git checkpoint run [--task T] [--attempts N] -- CMD…
+    """
+    from .commands import run as cmd
+
+    result = cmd.run(
+        context(),
+        task=task,
+        attempts=attempts,
+        argv=list(command),
+        log=progress_printer(as_json),
+    )
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when the workspace drifted.")
+@json_option
+def status(task: str | None, exit_code: bool, as_json: bool) -> int:
+    """Task, latest and last good checkpoint, drift, verifier results, next move."""
+    from .commands import status as cmd
+
+    return emit(cmd.run(context(), task=task, exit_code=exit_code), as_json)
+
+
+@cli.command()
+@click.option("--task", help="Task name (default: the current branch).")
+@json_option
+def resume(task: str | None, as_json: bool) -> int:
+    """A brief of the task record, for an agent picking the work up."""
+    from .commands import resume as cmd
+
+    return emit(cmd.run(context(), task=task), as_json)
+
+
+@cli.group()
+def task() -> None:
+    """The resumable task record."""
+
+
+@task.command(name="set")
+@click.option("--task", "name", help="Task name (default: the current branch).")
+@click.option("--hypothesis", help="The current hypothesis.")
+@click.option("--next", "next_move", help="The next safe move.")
+@json_option
+def task_set(name: str | None, hypothesis: str | None, next_move: str | None, as_json: bool) -> int:
+    """Record the hypothesis and the next safe move."""
+    from .commands import task as cmd
+
+    if hypothesis is None and next_move is None:
+        raise click.UsageError("give --hypothesis and/or --next")
+    return emit(cmd.run(context(), task=name, hypothesis=hypothesis, next_move=next_move), as_json)
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
+@json_option
+def demo(keep: bool, as_json: bool) -> int:
+    """Run the whole loop in a temporary repository and print the real log."""
+    from .commands import demo as cmd
+
+    return emit(cmd.run(keep=keep, log=progress_printer(as_json)), as_json)
 
 
 def main(argv: list[str] | None = None) -> None:

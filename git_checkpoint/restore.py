@@ -107,23 +107,36 @@ def _changed_paths(odb: pygit2.Repository, old: str, new: str) -> set[str]:
     return paths
 
 
+def _views(repo: Repo, current: Snapshot, target: Checkpoint) -> tuple[TreeView, TreeView]:
+    now = TreeView(repo.odb, current.worktree_tree, current.overlay_tree)
+    then = TreeView(repo.odb, target.worktree_tree, trees_of(repo, target)[1])
+    return now, then
+
+
+def _candidates(repo: Repo, now: TreeView, then: TreeView) -> set[str]:
+    """Paths that may differ between two managed sets, found by tree-to-tree diffs."""
+    paths = _changed_paths(repo.odb, now.worktree_id, then.worktree_id)
+    paths |= set(now.overlay) ^ set(then.overlay)
+    paths |= {p for p in set(now.overlay) & set(then.overlay) if now.overlay[p] != then.overlay[p]}
+    return paths
+
+
+def managed_differences(repo: Repo, current: Snapshot, target: Checkpoint) -> list[str]:
+    """Paths of the managed set whose content, mode or presence differs from `target`."""
+    now, then = _views(repo, current, target)
+    return sorted(p for p in _candidates(repo, now, then) if now.get(p) != then.get(p))
+
+
 def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     """What must be written and removed so the managed set equals `target`.
 
     Valid only while the work tree equals `current` — which it does right after the
     snapshot that becomes the safety checkpoint.
     """
-    odb = repo.odb
-    target_index, target_overlay = trees_of(repo, target)
-    now = TreeView(odb, current.worktree_tree, current.overlay_tree)
-    then = TreeView(odb, target.worktree_tree, target_overlay)
-
-    candidates = _changed_paths(odb, current.worktree_tree, target.worktree_tree)
-    candidates |= set(now.overlay) ^ set(then.overlay)
-    candidates |= {
-        p for p in set(now.overlay) & set(then.overlay) if now.overlay[p] != then.overlay[p]
-    }
-    index_paths = _changed_paths(odb, current.index_tree, target_index)
+    now, then = _views(repo, current, target)
+    target_index = trees_of(repo, target)[0]
+    candidates = _candidates(repo, now, then)
+    index_paths = _changed_paths(repo.odb, current.index_tree, target_index)
     for path in sorted(candidates | index_paths | set(then.overlay)):
         check_path(path)
     for path in then.overlay:
@@ -164,13 +177,15 @@ def _check_writes(
                 raise Refused(
                     f"unsafe checkpoint: {write.path!r} would be written through symlink {prefix!r}"
                 )
+            if prefix in removing:
+                break  # removed first; everything below it is created fresh
             try:
                 st = os.lstat(root / prefix)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 break
-            if stat.S_ISLNK(st.st_mode) and prefix not in removing:
+            if stat.S_ISLNK(st.st_mode):
                 raise Refused(f"refusing to write {write.path!r} through the symlink {prefix!r}")
-            if not stat.S_ISDIR(st.st_mode) and prefix not in removing:
+            if not stat.S_ISDIR(st.st_mode):
                 raise Refused(f"{prefix!r} is in the way of {write.path!r} and is not managed")
         full = root / write.path
         if os.path.lexists(full) and now.get(write.path) is None:

@@ -83,3 +83,26 @@ def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
 
 def update_task(repo: Repo, task: str, **changes: Any) -> TaskRecord:
     return save_task(repo, replace(load_task(repo, task), **changes))
+
+
+def note_verification(
+    repo: Repo, task: str, checkpoint: str, failing: Any | None, status: str
+) -> TaskRecord:
+    """Fold a verification into the record: the failure it saw, or the new last good point."""
+    from .store import now_iso
+
+    record = load_task(repo, task)
+    if failing is not None:
+        record = replace(
+            record,
+            last_failing_verifier=FailingVerifier(
+                name=failing.name,
+                exit_code=failing.exit_code,
+                output_tail=failing.output_tail[-2000:],
+                checkpoint=checkpoint,
+                at=now_iso(),
+            ),
+        )
+    if status == "promoted":
+        record = replace(record, last_good_checkpoint=checkpoint)
+    return save_task(repo, record)

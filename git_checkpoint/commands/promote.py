@@ -1,0 +1,59 @@
+"""`git checkpoint promote CP`: promotion on evidence only; --force records who and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import state
+from ..context import Context
+from ..errors import UsageError
+from ..store import append_event, read_events, resolve
+from ..verify import missing_evidence
+
+
+@dataclass(frozen=True)
+class PromoteResult:
+    checkpoint: str
+    status: str
+    forced: bool
+    missing: list[str]
+    reason: str | None
+    exit_code: int
+
+    def lines(self) -> list[str]:
+        if self.exit_code:
+            return [
+                f"not promoted: {self.checkpoint} lacks passing evidence: "
+                + ", ".join(self.missing),
+                f'run `git checkpoint verify {self.checkpoint}`, or `promote --force --reason "…"`',
+            ]
+        how = f" (forced: {self.reason})" if self.forced else ""
+        return [f"promoted: {self.checkpoint}{how}"]
+
+
+def run(ctx: Context, name: str, *, force: bool, reason: str | None) -> PromoteResult:
+    if force and not (reason and reason.strip()):
+        raise UsageError("--force needs --reason: say why this checkpoint is trusted")
+    if reason and not force:
+        raise UsageError("--reason goes with --force")
+    repo = ctx.repo
+    with state.locked(repo, ctx.config.lock_timeout):
+        cp = resolve(repo, name, ctx.task())
+        missing = missing_evidence(ctx.config, read_events(repo, cp.commit))
+        if missing and not force:
+            return PromoteResult(cp.name, "candidate", False, missing, None, 1)
+        if force:
+            append_event(
+                repo,
+                cp.commit,
+                {
+                    "event": "forced_promotion",
+                    "reason": reason,
+                    "by": repo.user_ident(),
+                    "missing": missing,
+                },
+            )
+        else:
+            append_event(repo, cp.commit, {"event": "promoted", "rule": ctx.config.promotion_rule})
+        state.log_event(repo, "promote", checkpoint=cp.name, forced=force, reason=reason)
+    return PromoteResult(cp.name, "promoted", force, missing, reason, 0)

@@ -1,0 +1,76 @@
+"""`git checkpoint resume`: the task record as a brief an agent can pick the work up from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import tasks
+from ..context import Context
+from ..errors import UsageError
+from ..restore import managed_differences
+from ..snapshot import capture_workspace
+from ..store import resolve, task_checkpoints
+from ..tasks import FailingVerifier
+
+
+@dataclass(frozen=True)
+class ResumeBrief:
+    task: str
+    last_good_checkpoint: str | None
+    latest_checkpoint: str | None
+    rollback_point: str | None
+    attempts: int
+    last_failing_verifier: FailingVerifier | None
+    hypothesis: str | None
+    next_move: str | None
+    files_under_active_edit: list[str]
+
+    def lines(self) -> list[str]:
+        out = [f"# resume: {self.task}"]
+        out.append(f"last good checkpoint: {self.last_good_checkpoint or 'none yet'}")
+        out.append(f"latest checkpoint: {self.latest_checkpoint or 'none'}")
+        out.append(f"attempts so far: {self.attempts}")
+        failing = self.last_failing_verifier
+        if failing:
+            out.append(f"last failing verifier: {failing.name} (exit {failing.exit_code})")
+            tail = failing.output_tail.rstrip().splitlines()[-15:]
+            out += [f"  | {line}" for line in tail]
+        else:
+            out.append("last failing verifier: none")
+        out.append(f"hypothesis: {self.hypothesis or 'none recorded'}")
+        out.append(f"next safe move: {self.next_move or 'none recorded'}")
+        if self.files_under_active_edit:
+            out.append("files under active edit:")
+            out += [f"  {p}" for p in self.files_under_active_edit[:30]]
+        else:
+            out.append("files under active edit: none")
+        return out
+
+
+def run(ctx: Context, *, task: str | None) -> ResumeBrief:
+    repo = ctx.repo
+    name = ctx.task(task)
+    record = tasks.load_task(repo, name)
+    normal = [c for c in task_checkpoints(repo, name) if not c.is_safety]
+    editing: list[str] = []
+    reference = None
+    if record.last_good_checkpoint:
+        try:
+            reference = resolve(repo, record.last_good_checkpoint, name)
+        except UsageError:  # dropped since: fall back to the first checkpoint
+            reference = None
+    if reference is None and normal:
+        reference = normal[0]
+    if reference is not None:
+        editing = managed_differences(repo, capture_workspace(repo, ctx.config), reference)
+    return ResumeBrief(
+        task=name,
+        last_good_checkpoint=record.last_good_checkpoint,
+        latest_checkpoint=normal[-1].id if normal else None,
+        rollback_point=record.rollback_point,
+        attempts=record.attempts,
+        last_failing_verifier=record.last_failing_verifier,
+        hypothesis=record.hypothesis,
+        next_move=record.next_move,
+        files_under_active_edit=editing,
+    )

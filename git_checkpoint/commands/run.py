@@ -1,0 +1,14 @@
+"""`git checkpoint run -- CMD…`: the whole loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..context import Context
+from ..loop import RunOutcome, run_loop
+
+
+def run(
+    ctx: Context, *, task: str | None, attempts: int, argv: list[str], log: Callable[[str], None]
+) -> RunOutcome:
+    return run_loop(ctx.repo, ctx.config, ctx.task(task), argv, attempts, log)

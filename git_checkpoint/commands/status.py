@@ -1,0 +1,82 @@
+"""`git checkpoint status`: where the task stands, and whether the workspace drifted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import tasks
+from ..context import Context
+from ..restore import managed_differences, read_journal
+from ..snapshot import capture_workspace
+from ..store import derive_status, read_events, task_checkpoints, verifier_summary
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    task: str
+    latest: str | None
+    latest_status: str | None
+    last_good: str | None
+    drift: list[str]  # managed paths that differ from the latest checkpoint
+    verifiers: dict[str, str]  # latest results on the latest checkpoint
+    next_move: str | None
+    hypothesis: str | None
+    interrupted_restore: str | None
+    exit_code: int = 0
+
+    def lines(self) -> list[str]:
+        out = [f"task: {self.task}"]
+        if self.latest is None:
+            out.append("latest checkpoint: none (git checkpoint save)")
+        else:
+            out.append(f"latest checkpoint: {self.latest} ({self.latest_status})")
+        out.append(f"last good checkpoint: {self.last_good or 'none yet'}")
+        if self.interrupted_restore:
+            out.append(
+                f"interrupted restore of {self.interrupted_restore}: "
+                "git checkpoint restore --continue, or undo"
+            )
+        if self.latest is not None:
+            if self.drift:
+                out.append(f"drift since {self.latest}: {len(self.drift)} files")
+                out += [f"  {p}" for p in self.drift[:20]]
+                if len(self.drift) > 20:
+                    out.append(f"  … and {len(self.drift) - 20} more")
+            else:
+                out.append(f"drift since {self.latest}: none")
+        for name, result in self.verifiers.items():
+            out.append(f"verifier: {name} {'.' * max(2, 24 - len(name))} {result}")
+        if self.hypothesis:
+            out.append(f"hypothesis: {self.hypothesis}")
+        out.append(
+            f"next move: {self.next_move or 'none recorded (git checkpoint task set --next …)'}"
+        )
+        return out
+
+
+def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
+    repo = ctx.repo
+    name = ctx.task(task)
+    record = tasks.load_task(repo, name)
+    normal = [c for c in task_checkpoints(repo, name) if not c.is_safety]
+    latest = normal[-1] if normal else None
+    drift: list[str] = []
+    verifiers: dict[str, str] = {}
+    status = None
+    if latest is not None:
+        drift = managed_differences(repo, capture_workspace(repo, ctx.config), latest)
+        events = read_events(repo, latest.commit)
+        verifiers, status = verifier_summary(events), derive_status(events)
+    journal = read_journal(repo)
+    return StatusResult(
+        task=name,
+        latest=latest.id if latest else None,
+        latest_status=status,
+        last_good=record.last_good_checkpoint,
+        drift=drift,
+        verifiers=verifiers,
+        next_move=record.next_move,
+        hypothesis=record.hypothesis,
+        interrupted_restore=journal.target_name if journal else None,
+        exit_code=1 if exit_code and drift else 0,
+    )

@@ -1,0 +1,78 @@
+"""`git checkpoint verify [CP]`: run the verifiers, record the evidence, promote or reject."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .. import state, tasks
+from ..context import Context
+from ..snapshot import capture_workspace
+from ..store import Checkpoint, read_events, resolve, same_state, save_checkpoint
+from ..verify import (
+    VerifierResult,
+    decide,
+    record_results,
+    required_failed,
+    run_verifiers,
+    select_verifiers,
+)
+from ..worktree import checkpoint_worktree
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    checkpoint: str
+    commit: str
+    where: str  # "workspace" or "temporary worktree"
+    results: list[VerifierResult]
+    status: str
+    exit_code: int = field(default=0)
+
+    def lines(self) -> list[str]:
+        return [f"status: {self.checkpoint} {self.status}"]
+
+
+def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool]:
+    """The checkpoint to verify, and whether the workspace holds exactly its state."""
+    repo, task = ctx.repo, ctx.task()
+    snapshot = capture_workspace(repo, ctx.config)
+    if name is None:
+        with state.locked(repo, ctx.config.lock_timeout):
+            outcome = save_checkpoint(repo, ctx.config, task, message="verify", snapshot=snapshot)
+            if outcome.created:
+                state.log_event(repo, "save", task=task, checkpoint=outcome.checkpoint.id)
+        return outcome.checkpoint, True
+    cp = resolve(repo, name, task)
+    return cp, same_state(repo, snapshot, cp)
+
+
+def run(
+    ctx: Context,
+    name: str | None,
+    *,
+    only: tuple[str, ...],
+    progress: Callable[[str], None],
+) -> VerifyResult:
+    repo = ctx.repo
+    verifiers = select_verifiers(ctx.config, only)
+    cp, in_place = _target(ctx, name)
+    progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
+
+    def show(result: VerifierResult) -> None:
+        progress(result.line())
+
+    if in_place:
+        results = run_verifiers(verifiers, str(repo.root), on_result=show)
+        where = "workspace"
+    else:
+        with checkpoint_worktree(repo, cp) as path:
+            results = run_verifiers(verifiers, str(path), on_result=show)
+        where = "temporary worktree"
+    with state.locked(repo, ctx.config.lock_timeout):
+        record_results(repo, cp, results, where)
+        status = decide(repo, ctx.config, cp, read_events(repo, cp.commit))
+        failing = required_failed(ctx.config, results)
+        tasks.note_verification(repo, cp.task, cp.id, failing, status)
+        state.log_event(repo, "verify", checkpoint=cp.name, status=status)
+    return VerifyResult(cp.name, cp.commit, where, results, status, 1 if failing else 0)

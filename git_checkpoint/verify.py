@@ -1,0 +1,228 @@
+"""Verifiers: run the configured commands, keep bounded evidence, apply the promotion rule.
+
+A verifier runs through the user's shell in its own process group, so a timeout (or
+Ctrl-C) kills it with all its children. Output is read as it comes and only a bounded
+tail is kept, however much the command prints.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .config import Config, Verifier
+from .gitio import Repo
+from .store import Checkpoint, append_event
+
+TAIL_BYTES = 4000  # kept in the note and the task record
+KILL_GRACE = 2.0
+
+
+@dataclass(frozen=True)
+class VerifierResult:
+    name: str
+    command: str
+    required: bool
+    status: str  # passed | failed | error
+    exit_code: int | None
+    duration_s: float
+    output_tail: str
+    error: str | None = None  # "timeout", or why it could not run
+
+    def line(self) -> str:
+        detail = ""
+        if self.status == "failed":
+            detail = f" (exit {self.exit_code})"
+        elif self.error:
+            detail = f" ({self.error})"
+        return f"verifier: {self.name} {'.' * max(2, 24 - len(self.name))} {self.status}{detail}"
+
+
+class _Tail:
+    """Drains a pipe into a bounded buffer on a thread."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, stream: Any) -> None:
+        while chunk := stream.read(65536):
+            self.total += len(chunk)
+            self.data += chunk
+            if len(self.data) > 2 * self.limit:
+                del self.data[: len(self.data) - self.limit]
+        stream.close()
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)
+        tail = bytes(self.data[-self.limit :]).decode("utf-8", "replace")
+        if self.total > self.limit:
+            tail = f"[… {self.total - self.limit} bytes cut …]\n" + tail
+        return tail
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            # The leader is gone; children may linger in the group.
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        return
+
+
+def user_shell() -> str:
+    shell = os.environ.get("SHELL", "")
+    # fish and friends are not POSIX: commands in .checkpoint.yaml are written for sh.
+    if os.path.basename(shell) in ("bash", "sh", "zsh", "dash", "ksh"):
+        return shell
+    return "/bin/sh"
+
+
+def run_verifier(
+    verifier: Verifier, cwd: str, env: Mapping[str, str] | None = None
+) -> VerifierResult:
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [user_shell(), "-c", verifier.command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
+    except OSError as exc:
+        return VerifierResult(
+            verifier.name, verifier.command, verifier.required, "error", None, 0.0, "", str(exc)
+        )
+    tail = _Tail(proc.stdout, TAIL_BYTES)
+    error = None
+    try:
+        code: int | None = proc.wait(timeout=verifier.timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        code, error = None, "timeout"
+    except BaseException:  # Ctrl-C: never leave a verifier running behind us
+        _kill_group(proc)
+        raise
+    else:
+        _kill_group(proc)  # stray children left in the group
+    duration = round(time.monotonic() - started, 3)
+    status = "error" if error is not None else ("passed" if code == 0 else "failed")
+    return VerifierResult(
+        verifier.name,
+        verifier.command,
+        verifier.required,
+        status,
+        code,
+        duration,
+        tail.text(),
+        error,
+    )
+
+
+def run_verifiers(
+    verifiers: tuple[Verifier, ...],
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    on_result: Callable[[VerifierResult], None] | None = None,
+) -> list[VerifierResult]:
+    results = []
+    for verifier in verifiers:
+        result = run_verifier(verifier, cwd, env)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
+
+
+def select_verifiers(config: Config, names: tuple[str, ...] = ()) -> tuple[Verifier, ...]:
+    from .errors import UsageError
+
+    if not config.verifiers:
+        where = config.source or ".checkpoint.yaml"
+        raise UsageError(f"no verifiers configured: add a `verifiers:` list to {where}")
+    if not names:
+        return config.verifiers
+    known = {v.name: v for v in config.verifiers}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(f"unknown verifier {unknown[0]!r} (configured: {', '.join(known)})")
+    return tuple(known[n] for n in names)
+
+
+# --- the promotion rule ----------------------------------------------------------------
+
+
+def latest_results(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    latest: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if event.get("event") == "verifier" and isinstance(event.get("name"), str):
+            latest[event["name"]] = event
+    return latest
+
+
+def missing_evidence(config: Config, events: list[dict[str, Any]]) -> list[str]:
+    """What stands between a checkpoint and promotion; empty when the rule is met."""
+    latest = latest_results(events)
+    wanted = [v for v in config.verifiers if v.required or config.promotion_rule == "all_pass"]
+    if not wanted:
+        return ["no required verifiers are configured"]
+    missing = []
+    for v in wanted:
+        got = latest.get(v.name)
+        if got is None:
+            missing.append(f"{v.name} (not run)")
+        elif got.get("status") != "passed":
+            missing.append(f"{v.name} ({got.get('status')})")
+    return missing
+
+
+def required_failed(config: Config, results: list[VerifierResult]) -> VerifierResult | None:
+    for r in results:
+        if r.status != "passed" and (r.required or config.promotion_rule == "all_pass"):
+            return r
+    return None
+
+
+def record_results(repo: Repo, cp: Checkpoint, results: list[VerifierResult], where: str) -> None:
+    for result in results:
+        append_event(repo, cp.commit, {"event": "verifier", "where": where, **asdict(result)})
+
+
+def decide(repo: Repo, config: Config, cp: Checkpoint, events: list[dict[str, Any]]) -> str:
+    """Append `promoted` or `rejected` when the evidence decides; return the status."""
+    from .store import derive_status
+
+    missing = missing_evidence(config, events)
+    latest = latest_results(events)
+    failed = [
+        n for n, e in latest.items() if e.get("status") != "passed" and e.get("required", True)
+    ]
+    if not missing:
+        append_event(repo, cp.commit, {"event": "promoted", "rule": config.promotion_rule})
+        return "promoted"
+    if failed:
+        append_event(
+            repo, cp.commit, {"event": "rejected", "rule": config.promotion_rule, "failed": failed}
+        )
+        return "rejected"
+    return derive_status(events)
