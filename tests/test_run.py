@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -118,8 +119,6 @@ def test_ctrl_c_stops_the_loop_cleanly(repo: Repo) -> None:
     deadline = time.monotonic() + 30
     while not (repo.path / "partial.txt").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    import os
-
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -94,7 +94,8 @@ def test_hanging_verifier_is_killed_with_its_children(repo: Repo) -> None:
     assert "error (timeout)" in proc.stdout
     child = int(pidfile.read_text())
     time.sleep(0.2)
-    assert not os.path.exists(f"/proc/{child}") or "zombie" in open(f"/proc/{child}/status").read()
+    status = Path(f"/proc/{child}/status")
+    assert not status.exists() or "zombie" in status.read_text()
     event = note_events(repo, "refs/checkpoints/main/cp_001")[0]
     assert event["status"] == "error" and event["error"] == "timeout"
 
