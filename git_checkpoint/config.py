@@ -83,7 +83,25 @@ class Config:
     source: str | None = None  # the file read, if any
 
     def with_include(self, extra: tuple[str, ...]) -> Config:
+        for path in extra:
+            problem = include_problem(path)
+            if problem:
+                raise UsageError(f"--include {path}: {problem}")
         return replace(self, include=self.include + tuple(extra))
+
+
+def include_problem(path: str) -> str | None:
+    """Why an include path is unusable, or None: includes stay inside the work tree."""
+    import posixpath
+
+    if path.startswith("/"):
+        return "use a path relative to the repository root"
+    normal = posixpath.normpath(path)
+    if normal == ".." or normal.startswith("../"):
+        return "outside the repository"
+    if normal.split("/")[0].lower() == ".git":
+        return "inside .git"
+    return None
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$", re.IGNORECASE)
@@ -139,7 +157,11 @@ class _Checker:
     def scalar(self, node: yaml.Node, where: str) -> Any:
         if not isinstance(node, yaml.ScalarNode):
             raise self.fail(node, f"{where} must be a single value")
-        return yaml.safe_load(yaml.serialize(node))
+        try:
+            return yaml.safe_load(yaml.serialize(node))
+        except (yaml.YAMLError, ValueError, TypeError) as exc:
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise self.fail(node, f"{where}: cannot be read: {problem}") from None
 
     def string(self, node: yaml.Node, where: str) -> str:
         value = self.scalar(node, where)
@@ -229,8 +251,8 @@ def parse_config_text(text: str, path: Path) -> Config:
     except yaml.YAMLError as exc:
         raise UsageError(f"{path}: malformed YAML: {exc}") from None
     cfg = Config(source=str(path))
-    if root is None:
-        return cfg
+    if root is None or (isinstance(root, yaml.ScalarNode) and root.tag.endswith(":null")):
+        return cfg  # an empty document: nothing configured yet
     check = _Checker(path)
     top = check.mapping(root, "config", TOP_KEYS)
     changes: dict[str, Any] = {}
@@ -239,6 +261,10 @@ def parse_config_text(text: str, path: Path) -> Config:
         section = check.mapping(top["untracked"], "untracked", {"include", "exclude"})
         if "include" in section:
             changes["include"] = check.strings(section["include"], "untracked.include")
+            for i, item in enumerate(changes["include"]):
+                problem = include_problem(item)
+                if problem:
+                    raise check.fail(section["include"].value[i], f"untracked.include: {problem}")
         if "exclude" in section:
             # The default list stays: a project adds to it; it does not re-open node_modules/.
             extra = check.strings(section["exclude"], "untracked.exclude")
@@ -344,6 +370,9 @@ def apply_git_config(cfg: Config, pairs: list[tuple[str, str]]) -> Config:
         key = full_key.split(".", 1)[1].lower() if "." in full_key else full_key
         where = f"git config {full_key}"
         if key == "include":
+            problem = include_problem(value)
+            if problem:
+                raise UsageError(f"{where} {value}: {problem}")
             include.append(value)
         elif key == "exclude":
             exclude.append(value)

@@ -25,4 +25,4 @@ class Context:
 
 def load_context(cwd: str | Path | None = None) -> Context:
     repo = Repo.discover(cwd)
-    return Context(repo=repo, config=load_config(repo.root, repo.config_values("checkpoint\\.")))
+    return Context(repo=repo, config=load_config(repo.root, repo.checkpoint_config()))

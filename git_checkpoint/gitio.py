@@ -131,11 +131,17 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """(commit id or None when unborn, branch short name or None when detached)."""
-        sym = run_git(["symbolic-ref", "-q", "HEAD"], self.root, check=False)
-        ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
+        try:
+            text = (self.git_dir / "HEAD").read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            text = ""
+        if text.startswith("ref: "):
+            ref = text[5:].strip()
+        else:  # detached (a bare id), or a HEAD we cannot read as a file: ask git
+            sym = run_git(["symbolic-ref", "-q", "HEAD"], self.root, check=False)
+            ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
         branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
-        commit = self.resolve_ref("HEAD^{commit}")
-        return commit, branch
+        return self.resolve_ref("HEAD^{commit}"), branch
 
     def resolve_commit(self, rev: str) -> str | None:
         import pygit2
@@ -180,9 +186,11 @@ class Repo:
             return None
         return proc.stdout.decode().strip() or None
 
-    def config_values(self, prefix: str) -> list[tuple[str, str]]:
-        """Every `git config` entry whose key starts with prefix, in file order."""
-        proc = run_git(["config", "-z", "--get-regexp", f"^{prefix}"], self.root, check=False)
+    @cached_property
+    def _config(self) -> list[tuple[str, str]]:
+        """Our `checkpoint.*` keys and the origin URL, read once."""
+        pattern = r"^(checkpoint\.|remote\.origin\.url$)"
+        proc = run_git(["config", "-z", "--get-regexp", pattern], self.root, check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
         pairs: list[tuple[str, str]] = []
@@ -191,6 +199,14 @@ class Repo:
                 key, _, value = item.partition("\n")
                 pairs.append((key, value))
         return pairs
+
+    def checkpoint_config(self) -> list[tuple[str, str]]:
+        """Every `git config checkpoint.*` entry, in file order."""
+        return [(k, v) for k, v in self._config if k.startswith("checkpoint.")]
+
+    def origin_url(self) -> str | None:
+        urls = [v for k, v in self._config if k == "remote.origin.url"]
+        return urls[-1] if urls else None
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
         argv = ["commit-tree", tree]

@@ -219,8 +219,7 @@ def now_iso() -> str:
 
 
 def repo_slug(repo: Repo) -> str | None:
-    pairs = dict(repo.config_values("remote\\.origin\\.url"))
-    url = pairs.get("remote.origin.url")
+    url = repo.origin_url()
     if not url:
         return None
     m = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
@@ -265,20 +264,46 @@ def build_manifest(
 
 def write_checkpoint(
     repo: Repo, snapshot: Snapshot, task: str, cp_id: str, message: str, manifest: dict[str, Any]
-) -> str:
-    """Write I, U and W; return W. The ref is created separately (it may be taken)."""
+) -> tuple[str, str, str | None]:
+    """Write I, U and W; return (W, I, U). The ref is created separately (it may be taken)."""
     base_parents = [snapshot.base] if snapshot.base else []
     index_commit = repo.commit_tree(
         snapshot.index_tree, base_parents, f"index on {task}: {cp_id}\n"
     )
     parents = [*base_parents, index_commit]
+    overlay_commit = None
     if snapshot.overlay_tree:
-        parents.append(
-            repo.commit_tree(snapshot.overlay_tree, [], f"untracked files on {task}: {cp_id}\n")
+        overlay_commit = repo.commit_tree(
+            snapshot.overlay_tree, [], f"untracked files on {task}: {cp_id}\n"
         )
+        parents.append(overlay_commit)
     body = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100)
     summary = " ".join(f"checkpoint {cp_id} on {task}: {message}".split())
-    return repo.commit_tree(snapshot.worktree_tree, parents, f"{summary}\n\n{body}")
+    commit = repo.commit_tree(snapshot.worktree_tree, parents, f"{summary}\n\n{body}")
+    _TREES[index_commit] = snapshot.index_tree
+    if overlay_commit and snapshot.overlay_tree:
+        _TREES[overlay_commit] = snapshot.overlay_tree
+    return commit, index_commit, overlay_commit
+
+
+# Commit -> tree: immutable, so safe to remember for the life of the process.
+_TREES: dict[str, str] = {}
+
+
+def _tree_ids(repo: Repo, commits: list[str]) -> list[str]:
+    missing = [c for c in commits if c not in _TREES]
+    if missing:
+        found = repo.git("rev-parse", *(f"{c}^{{tree}}" for c in missing)).decode().split()
+        _TREES.update(zip(missing, found, strict=True))
+    return [_TREES[c] for c in commits]
+
+
+def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
+    """(index tree, overlay tree or None)."""
+    if cp.overlay_commit is None:
+        return _tree_ids(repo, [cp.index_commit])[0], None
+    index_tree, overlay_tree = _tree_ids(repo, [cp.index_commit, cp.overlay_commit])
+    return index_tree, overlay_tree
 
 
 def same_state(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> bool:
@@ -286,22 +311,7 @@ def same_state(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> bool:
         return False
     if (cp.overlay_commit is None) != (snapshot.overlay_tree is None):
         return False
-    revs = [f"{cp.index_commit}^{{tree}}"]
-    if cp.overlay_commit:
-        revs.append(f"{cp.overlay_commit}^{{tree}}")
-    trees = repo.git("rev-parse", *revs).decode().split()
-    return trees[0] == snapshot.index_tree and (
-        snapshot.overlay_tree is None or trees[1] == snapshot.overlay_tree
-    )
-
-
-def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
-    """(index tree, overlay tree or None)."""
-    revs = [f"{cp.index_commit}^{{tree}}"]
-    if cp.overlay_commit:
-        revs.append(f"{cp.overlay_commit}^{{tree}}")
-    trees = repo.git("rev-parse", *revs).decode().split()
-    return trees[0], (trees[1] if len(trees) > 1 else None)
+    return trees_of(repo, cp) == (snapshot.index_tree, snapshot.overlay_tree)
 
 
 # --- notes ----------------------------------------------------------------------------------
@@ -408,11 +418,25 @@ def save_checkpoint(
             next_move=next_move,
             auto=auto,
         )
-        commit = write_checkpoint(repo, snapshot, task, cp_id, message or "(no message)", manifest)
+        summary = message or "(no message)"
+        commit, index_commit, overlay_commit = write_checkpoint(
+            repo, snapshot, task, cp_id, summary, manifest
+        )
         ref = f"{REF_ROOT}{task}/{cp_id}"
         if repo.create_ref(ref, commit, f"checkpoint: save {cp_id}"):
             state.write_high_water(repo, task, number)
-            saved = next(c for c in task_checkpoints(repo, task) if c.ref == ref)
+            saved = Checkpoint(
+                task=task,
+                id=cp_id,
+                ref=ref,
+                commit=commit,
+                worktree_tree=snapshot.worktree_tree,
+                base=snapshot.base,
+                index_commit=index_commit,
+                overlay_commit=overlay_commit,
+                message=message,
+                manifest=manifest,
+            )
             return SaveOutcome(saved, created=True, snapshot=snapshot)
         number += 1
     raise UsageError(f"could not find a free checkpoint id in task {task!r}")

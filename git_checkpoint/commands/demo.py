@@ -91,7 +91,7 @@ def run(*, keep: bool, log: Callable[[str], None]) -> DemoResult:
         log(f"demo: a throwaway repository at {work}")
         log("demo: the agent's command: python agent.py (wrong once, then right)")
         repo = Repo.discover(work)
-        config = load_config(repo.root, repo.config_values("checkpoint\\\\."))
+        config = load_config(repo.root, repo.checkpoint_config())
         outcome = run_loop(repo, config, "fix-add", [sys.executable, str(agent)], 3, log)
         return DemoResult(
             str(work) if keep else None,
