@@ -57,13 +57,13 @@ def to_jsonable(result: Any) -> Any:
 def emit(result: Result, as_json: bool) -> int:
     """Print a result; return the exit code it carries (0 unless it says otherwise)."""
     code = getattr(result, "exit_code", 0)
-    if as_json:
-        sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str) + "\n")
-        return code if isinstance(code, int) else 0
     warnings = getattr(result, "warnings", None)
     if callable(warnings):
         for line in warnings():
             say_err(f"warning: {line}")
+    if as_json:
+        sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str) + "\n")
+        return code if isinstance(code, int) else 0
     color = use_color(sys.stdout)
     for line in result.lines():
         click.echo(colorize(line) if color else line)
@@ -84,6 +84,21 @@ def progress_printer(as_json: bool) -> Callable[[str], None]:
         stream.flush()
 
     return say
+
+
+def _from_cwd(root: Any, path: str) -> str:
+    """An --include path, given like a git pathspec (from the current folder), from the root."""
+    from .config import include_problem
+    from .errors import UsageError
+
+    full = os.path.abspath(path) if path.strip() else ""
+    rel = os.path.relpath(full, root).replace(os.sep, "/") if full else path
+    problem = include_problem(rel)
+    if problem:
+        raise UsageError(f"--include {path}: {problem}")
+    if not os.path.lexists(full):
+        raise UsageError(f"--include {path}: no such file or folder")
+    return rel + "/" if os.path.isdir(full) and not rel.endswith("/") else rel
 
 
 def json_option(fn: F) -> F:
@@ -132,7 +147,9 @@ def save(
 
     ctx = context()
     if include:
-        ctx = dataclasses.replace(ctx, config=ctx.config.with_include(include))
+        # Like git pathspecs, --include paths are relative to the current folder.
+        rooted = tuple(_from_cwd(ctx.repo.root, p) for p in include)
+        ctx = dataclasses.replace(ctx, config=ctx.config.with_include(rooted))
     return emit(
         cmd.run(
             ctx,
@@ -352,8 +369,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         say_err("git checkpoint: interrupted")
         sys.exit(130)
-    except click.ClickException as exc:
+    except click.exceptions.NoArgsIsHelpError as exc:
         exc.show()
+        sys.exit(2)
+    except click.ClickException as exc:
+        click_ctx = getattr(exc, "ctx", None)
+        command = click_ctx.command_path if click_ctx is not None else "git checkpoint"
+        say_err(f"{command}: {exc.format_message()} (see --help)")
         sys.exit(2)
     except CheckpointError as exc:
         if debug:

@@ -32,8 +32,7 @@ DEFAULT_EXCLUDE = (
 
 # Untracked files with these names are treated as excluded unless `secrets.allow` names them.
 SECRET_PATTERNS = (
-    ".env",
-    ".env.*",
+    ".env*",
     "*.pem",
     "*.key",
     "*.p12",
@@ -94,6 +93,8 @@ def include_problem(path: str) -> str | None:
     """Why an include path is unusable, or None: includes stay inside the work tree."""
     import posixpath
 
+    if not path.strip():
+        return "empty path"
     if path.startswith("/"):
         return "use a path relative to the repository root"
     normal = posixpath.normpath(path)

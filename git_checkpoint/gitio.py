@@ -79,8 +79,8 @@ class Repo:
         proc = run_git(argv, where, check=False)
         if proc.returncode != 0:
             msg = proc.stderr.decode(errors="replace").strip().splitlines()
-            reason = msg[0] if msg else "not a git repository"
-            if "not a git repository" in reason.lower():
+            reason = msg[0].lower() if msg else "not a git repository"
+            if "not a git repository" in reason or "work tree" in reason:
                 raise UsageError(f"not inside a git work tree: {where}")
             raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
         lines = proc.stdout.decode().splitlines()
@@ -212,7 +212,20 @@ class Repo:
         argv = ["commit-tree", tree]
         for parent in parents:
             argv += ["-p", parent]
-        return self.git(*argv, stdin=message.encode()).decode().strip()
+        try:
+            return self.git(*argv, stdin=message.encode()).decode().strip()
+        except GitFailed as exc:
+            if "identity" not in exc.stderr and "empty ident" not in exc.stderr:
+                raise
+        # No user.name/email configured: a checkpoint is still better than none.
+        fallback = {
+            "GIT_AUTHOR_NAME": os.environ.get("GIT_AUTHOR_NAME") or "git-checkpoint",
+            "GIT_AUTHOR_EMAIL": os.environ.get("GIT_AUTHOR_EMAIL") or "git-checkpoint@localhost",
+            "GIT_COMMITTER_NAME": os.environ.get("GIT_COMMITTER_NAME") or "git-checkpoint",
+            "GIT_COMMITTER_EMAIL": os.environ.get("GIT_COMMITTER_EMAIL")
+            or "git-checkpoint@localhost",
+        }
+        return self.git(*argv, stdin=message.encode(), env=fallback).decode().strip()
 
     def user_ident(self) -> str:
         proc = run_git(["var", "GIT_COMMITTER_IDENT"], self.root, check=False)

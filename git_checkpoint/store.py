@@ -90,7 +90,12 @@ def validate_task(task: str) -> str:
 def task_from_branch(branch: str | None) -> str:
     if branch is None:
         return "detached"
-    parts = [re.sub(r"[^A-Za-z0-9._-]", "-", p).lstrip(".") or "-" for p in branch.split("/")]
+    # Other characters become _xx per UTF-8 byte, so distinct branches stay distinct tasks.
+    parts = [
+        re.sub(r"[^A-Za-z0-9._-]", lambda m: "".join(f"_{b:02x}" for b in m[0].encode()), p)
+        for p in branch.split("/")
+    ]
+    parts = [p.lstrip(".") or "-" for p in parts]
     parts = [p[: -len(".lock")] + "-lock" if p.endswith(".lock") else p for p in parts]
     parts = [f"{p}-" if _ID.match(p) else p for p in parts]
     if parts[0] == "remotes":

@@ -1,0 +1,407 @@
+"""`.checkpoint.yaml` and `git config checkpoint.*` (design.md §6), driven through the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo
+
+REF1 = "refs/checkpoints/main/cp_001"
+
+
+def overlay_paths(repo: Repo, ref: str = REF1) -> set[str]:
+    parents = repo.git("rev-list", "--no-walk", "--parents", "-n", "1", ref).split()[1:]
+    if len(parents) < 3:
+        return set()
+    out = repo.git("ls-tree", "-r", "-z", "--name-only", parents[2])
+    return {p for p in out.split("\0") if p}
+
+
+def checkpoint_refs(repo: Repo) -> list[str]:
+    return repo.git("for-each-ref", "--format=%(refname)", "refs/checkpoints/").split()
+
+
+def config(repo: Repo, text: str | bytes) -> None:
+    repo.write(".checkpoint.yaml", text)
+
+
+def bad_config_error(repo: Repo, *args: str) -> str:
+    """Run a command that must refuse the config: exit 2, one line, no traceback."""
+    proc = repo.cp(*(args or ("list",)), expect=2)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, f"wanted one line, got {proc.stderr!r}"
+    assert proc.stdout == ""
+    return lines[0]
+
+
+def location(line: str) -> tuple[int, int]:
+    m = re.search(r"\.checkpoint\.yaml:(\d+):(\d+)", line)
+    assert m, f"no .checkpoint.yaml:LINE:COL in {line!r}"
+    return int(m.group(1)), int(m.group(2))
+
+
+# --- accepted files -------------------------------------------------------------------------------
+
+DESIGN_EXAMPLE = """\
+untracked:
+  include: [tmp/test-fixtures/, .agent-state/]
+  exclude: [node_modules/, .venv/]
+verifiers:
+  - name: html-link-check
+    command: python3 scripts/check_blog_links.py
+    required: true
+    timeout: 300
+  - name: visual-smoke
+    command: npm run smoke
+    required: false
+promotion_rule: all_required_pass
+retention: {keep_last: 20, max_age: 14d, keep_promoted: true}
+limits: {overlay_max_bytes: 50MiB, overlay_max_files: 5000}
+secrets: {on_save: warn, on_push: block, allow: []}
+hooks:
+  risky_commands: ["terraform apply"]   # extra patterns for the guard
+"""
+
+
+def test_design_example_is_accepted(repo: Repo) -> None:
+    config(repo, DESIGN_EXAMPLE)
+    repo.cp("save")
+    m = repo.cp_json("show", "@", "--manifest")["manifest"]
+    assert [v["name"] for v in m["verifiers"]] == ["html-link-check", "visual-smoke"]
+    assert [v["required"] for v in m["verifiers"]] == [True, False]
+    assert m["untracked"]["include"] == ["tmp/test-fixtures/", ".agent-state/"]
+    assert {"node_modules/", ".venv/"} <= set(m["untracked"]["exclude"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "# only a comment\n",
+        "untracked: {include: [a/]}\r\nlimits: {overlay_max_files: 3}\r\n",
+        "\ufeffuntracked: {include: [a/]}\n",
+        "limits: {overlay_max_bytes: 1024}\n",
+        "limits: {overlay_max_bytes: 1.5MB}\n",
+        "retention: {keep_last: 1, max_age: 3w, keep_promoted: false, keep_safety: 0}\n",
+        "promotion_rule: all_pass\n",
+        "secrets: {on_save: ignore, allow: ['.env.example']}\n",
+        "verifiers: []\n",
+    ],
+)
+def test_valid_files(repo: Repo, text: str) -> None:
+    config(repo, text)
+    repo.cp("list")
+    repo.cp("save")
+
+
+def test_explicit_empty_document_is_an_empty_config(repo: Repo) -> None:
+    config(repo, "---\n# nothing configured yet\n")
+    repo.cp("list")
+
+
+def test_seed_single_verifier_form(repo: Repo) -> None:
+    config(repo, "verifier: {command: python3 scripts/check_blog_links.py}\n")
+    repo.cp("save")
+    verifiers = repo.cp_json("show", "@", "--manifest")["manifest"]["verifiers"]
+    assert len(verifiers) == 1
+    assert verifiers[0]["command"] == "python3 scripts/check_blog_links.py"
+    assert verifiers[0]["required"] is True
+    shown = repo.cp_json("show", "@")
+    assert [v["status"] for v in shown["verifiers"]] == ["not run"]
+
+
+def test_seed_verifier_with_verifiers_list(repo: Repo) -> None:
+    config(repo, "verifier: {command: make check}\nverifiers:\n  - {name: lint, command: ruff}\n")
+    repo.cp("save")
+    verifiers = repo.cp_json("show", "@", "--manifest")["manifest"]["verifiers"]
+    assert sorted(v["command"] for v in verifiers) == ["make check", "ruff"]
+
+
+def test_config_read_from_root_when_run_in_subdirectory(repo: Repo) -> None:
+    config(repo, "limits: {overlay_max_files: 1}\n")
+    repo.write("src/a.txt", "a\n")
+    proc = repo.cp("save", expect=3, cwd=repo.path / "src")
+    assert "overlay" in proc.stderr
+    config(repo, "bogus: 1\n")
+    bad = repo.cp("list", expect=2, cwd=repo.path / "src")
+    assert "bogus" in bad.stderr
+
+
+def test_linked_worktree_reads_its_own_config(repo: Repo, tmp_path: Path) -> None:
+    wt = tmp_path / "wt"
+    repo.git("worktree", "add", "-q", "-b", "side", str(wt))
+    (wt / ".checkpoint.yaml").write_text("bogus: 1\n")
+    proc = repo.cp("list", expect=2, cwd=wt)
+    assert "bogus" in proc.stderr
+    repo.cp("list")  # the main worktree has no config, and is fine
+
+
+# --- malformed YAML -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("untracked:\n  include: [a, b\nlimits: {}\n", 3),
+        ("untracked:\n\t- a\n", 2),
+        ("untracked:\n  include: [a]\n   exclude: [b]\n", 3),
+        ("limits: {overlay_max_files: 3\n", 2),
+        ("a: &x 1\nb: *y\n", 2),
+        ("---\nuntracked: {}\n---\nlimits: {}\n", 3),
+        ('hooks: {risky_commands: ["unterminated]}\n', 2),
+    ],
+)
+def test_malformed_yaml(repo: Repo, text: str, line: int) -> None:
+    config(repo, text)
+    err = bad_config_error(repo)
+    got_line, col = location(err)
+    assert got_line == line
+    assert col >= 1
+    # every command reads the config
+    for args in (["save"], ["log"], ["show"], ["diff"], ["drop", "cp_001"]):
+        assert ".checkpoint.yaml" in bad_config_error(repo, *args)
+    assert checkpoint_refs(repo) == []
+
+
+def test_not_utf8(repo: Repo) -> None:
+    config(repo, b"untracked: {include: [\xff\xfe]}\n")
+    assert ".checkpoint.yaml" in bad_config_error(repo)
+
+
+# --- unknown keys ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "line"),
+    [
+        ("bogus: 1\n", "bogus", 1),
+        ("untracked: {include: [a]}\nverifers: []\n", "verifers", 2),
+        ("untracked: {inclde: [x]}\n", "inclde", 1),
+        ("untracked:\n  include: [a]\n  exclud: [b]\n", "exclud", 3),
+        ("limits: {max_files: 3}\n", "max_files", 1),
+        ("verifiers:\n  - name: a\n    command: b\n    requird: true\n", "requird", 4),
+        ("verifier: {cmd: make}\n", "cmd", 1),
+        ("retention: {keep: 3}\n", "keep", 1),
+        ("secrets: {alow: []}\n", "alow", 1),
+        ("hooks: {risky: []}\n", "risky", 1),
+    ],
+)
+def test_unknown_keys(repo: Repo, text: str, key: str, line: int) -> None:
+    config(repo, text)
+    err = bad_config_error(repo)
+    assert key in err
+    assert location(err)[0] == line
+
+
+def test_duplicate_key(repo: Repo) -> None:
+    config(repo, "untracked:\n  include: [a]\n  include: [b]\n")
+    err = bad_config_error(repo)
+    assert "include" in err
+    assert location(err)[0] == 3
+
+
+# --- wrong types and values -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("- a\n- b\n", "config"),
+        ("just a string\n", "config"),
+        ("untracked: [a, b]\n", "untracked"),
+        ("untracked: {include: tmp/}\n", "untracked.include"),
+        ("untracked: {include: [[a]]}\n", "untracked.include"),
+        ("untracked: {exclude: [{a: 1}]}\n", "untracked.exclude"),
+        ("untracked: {include: ['']}\n", "untracked.include"),
+        ("limits: {overlay_max_files: many}\n", "limits.overlay_max_files"),
+        ("limits: {overlay_max_files: true}\n", "limits.overlay_max_files"),
+        ("limits: {overlay_max_files: 0}\n", "limits.overlay_max_files"),
+        ("limits: {overlay_max_files: -5}\n", "limits.overlay_max_files"),
+        ("limits: {overlay_max_files: 2.5}\n", "limits.overlay_max_files"),
+        ("limits: {overlay_max_bytes: lots}\n", "limits.overlay_max_bytes"),
+        ("limits: {overlay_max_bytes: 5 parsecs}\n", "limits.overlay_max_bytes"),
+        ("limits: {overlay_max_bytes: [1]}\n", "limits.overlay_max_bytes"),
+        ("limits: 5\n", "limits"),
+        ("verifiers: {name: a, command: b}\n", "verifiers"),
+        ("verifiers: [{name: a}]\n", "command"),
+        ("verifiers: [{name: a, command: [x]}]\n", "command"),
+        ("verifiers: [{name: a, command: b, required: maybe}]\n", "required"),
+        ("verifiers: [{name: a, command: b, timeout: soon}]\n", "timeout"),
+        ("verifiers: [{name: a, command: b, timeout: -1}]\n", "timeout"),
+        ("verifiers: [{name: 'has space', command: b}]\n", "name"),
+        ("verifiers: [{name: a, command: b}, {name: a, command: c}]\n", "a"),
+        ("verifier: make test\n", "verifier"),
+        ("promotion_rule: sometimes\n", "promotion_rule"),
+        ("promotion_rule: [all_pass]\n", "promotion_rule"),
+        ("retention: {keep_last: 0}\n", "retention.keep_last"),
+        ("retention: {max_age: forever}\n", "retention.max_age"),
+        ("retention: {keep_promoted: sure}\n", "retention.keep_promoted"),
+        ("secrets: {on_save: maybe}\n", "secrets.on_save"),
+        ("secrets: {on_push: allow}\n", "secrets.on_push"),
+        ("secrets: {allow: .env}\n", "secrets.allow"),
+        ("hooks: {risky_commands: rm -rf}\n", "hooks.risky_commands"),
+    ],
+)
+def test_wrong_types(repo: Repo, text: str, field: str) -> None:
+    config(repo, text)
+    err = bad_config_error(repo, "save")
+    assert field in err
+    location(err)
+    assert checkpoint_refs(repo) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "promotion_rule: !!python/name:os.system x\n",
+        'limits: {overlay_max_files: !!int "x"}\n',
+    ],
+)
+def test_unconstructable_yaml_tag_is_a_config_error(repo: Repo, text: str) -> None:
+    config(repo, text)
+    err = bad_config_error(repo)
+    location(err)
+
+
+def test_include_outside_the_repository_is_a_config_error(repo: Repo) -> None:
+    (repo.path.parent / "outside.txt").write_text("not ours\n")
+    config(repo, "untracked:\n  include: [../outside.txt]\n")
+    err = bad_config_error(repo, "save")
+    assert ".checkpoint.yaml" in err
+
+
+# --- git config overrides -------------------------------------------------------------------------
+
+
+def test_git_config_include(repo: Repo) -> None:
+    repo.write(".gitignore", "*.log\nnode_modules/\ntmp/\ncache/\n")
+    repo.commit_all("ignore tmp")
+    repo.write("tmp/fixture.json", "{}\n")
+    repo.write("cache/c.bin", "c\n")
+    repo.cp("save")
+    assert overlay_paths(repo) == set()
+    repo.git("config", "checkpoint.include", "tmp/")
+    repo.cp("save")
+    assert overlay_paths(repo, "refs/checkpoints/main/cp_002") == {"tmp/fixture.json"}
+    repo.git("config", "--add", "checkpoint.include", "cache/")
+    repo.cp("save")
+    assert overlay_paths(repo, "refs/checkpoints/main/cp_003") == {
+        "tmp/fixture.json",
+        "cache/c.bin",
+    }
+
+
+def test_git_config_include_adds_to_file_include(repo: Repo) -> None:
+    repo.write(".gitignore", "a/\nb/\n")
+    repo.commit_all("ignore")
+    config(repo, "untracked:\n  include: [a/]\n")
+    repo.git("config", "checkpoint.include", "b/")
+    repo.write("a/1", "1\n")
+    repo.write("b/2", "2\n")
+    repo.cp("save")
+    assert overlay_paths(repo) == {"a/1", "b/2", ".checkpoint.yaml"}
+
+
+def test_git_config_exclude(repo: Repo) -> None:
+    repo.git("config", "checkpoint.exclude", "scratch/")
+    repo.git("config", "checkpoint.include", "scratch/")
+    repo.write("scratch/x", "x\n")
+    repo.write("kept", "k\n")
+    repo.cp("save")
+    assert overlay_paths(repo) == {"kept"}
+
+
+def test_git_config_overlay_max_files_overrides_file(repo: Repo) -> None:
+    config(repo, "limits: {overlay_max_files: 100}\n")
+    repo.git("add", ".checkpoint.yaml")
+    repo.git("commit", "-q", "-m", "config")
+    for n in range(4):
+        repo.write(f"gen/{n}.txt", f"{n}\n")
+    repo.git("config", "checkpoint.overlayMaxFiles", "3")
+    proc = repo.cp("save", expect=3)
+    assert "gen/" in proc.stderr
+    assert checkpoint_refs(repo) == []
+    repo.git("config", "checkpoint.overlayMaxFiles", "4")
+    repo.cp("save")
+
+
+def test_git_config_overlay_max_bytes(repo: Repo) -> None:
+    repo.write("blob/big.bin", b"x" * 2000)
+    repo.git("config", "checkpoint.overlayMaxBytes", "1KiB")
+    repo.cp("save", expect=3)
+    repo.git("config", "checkpoint.overlayMaxBytes", "2KiB")
+    repo.cp("save")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("checkpoint.overlayMaxFiles", "many"),
+        ("checkpoint.overlayMaxFiles", "0"),
+        ("checkpoint.overlayMaxBytes", "huge"),
+        ("checkpoint.promotionRule", "sometimes"),
+        ("checkpoint.secretsOnSave", "maybe"),
+        ("checkpoint.nosuchkey", "1"),
+    ],
+)
+def test_bad_git_config(repo: Repo, key: str, value: str) -> None:
+    repo.git("config", key, value)
+    err = bad_config_error(repo, "save")
+    assert key.lower() in err.lower()
+    assert checkpoint_refs(repo) == []
+
+
+@pytest.mark.parametrize("value", ["../up", ".git/", "/abs/path"])
+def test_git_config_include_must_stay_in_the_work_tree(repo: Repo, value: str) -> None:
+    repo.git("config", "checkpoint.include", value)
+    err = bad_config_error(repo, "save")
+    assert "checkpoint.include" in err
+
+
+def test_empty_git_config_include_is_a_config_error(repo: Repo) -> None:
+    repo.git("config", "checkpoint.include", "")
+    err = bad_config_error(repo, "save")
+    assert "checkpoint.include" in err
+
+
+def test_flag_include_with_git_config(repo: Repo) -> None:
+    repo.write(".gitignore", "*.log\n")
+    repo.commit_all("ignore")
+    repo.git("config", "checkpoint.include", "a.log")
+    repo.write("a.log", "a\n")
+    repo.write("b.log", "b\n")
+    data = json.loads(repo.cp("save", "--json", "--include", "b.log").stdout)
+    assert data["overlay_files"] == 2
+    assert overlay_paths(repo) == {"a.log", "b.log"}
+
+
+def test_no_traceback_for_bad_config_even_in_json_mode(repo: Repo) -> None:
+    config(repo, "untracked: {inclde: [x]}\n")
+    proc = repo.cp("save", "--json", expect=2)
+    assert "Traceback" not in proc.stderr
+    assert "inclde" in proc.stderr
+    if proc.stdout.strip():
+        assert isinstance(json.loads(proc.stdout), dict)
+
+
+def test_debug_shows_traceback_for_bad_config(repo: Repo) -> None:
+    config(repo, "bogus: 1\n")
+    proc = repo.cp("list", expect=None, env={"GIT_CHECKPOINT_DEBUG": "1"})
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
+
+
+def test_config_change_alone_does_not_break_dedupe(repo: Repo) -> None:
+    """Saving twice with the same committed config and nothing else changed dedupes."""
+    config(repo, DESIGN_EXAMPLE)
+    repo.git("add", ".checkpoint.yaml")
+    repo.git("commit", "-q", "-m", "config")
+    repo.cp("save")
+    assert repo.cp("save").stdout.strip() == "unchanged since cp_001"
+    assert subprocess.run(["git", "fsck", "--strict"], cwd=repo.path, check=False).returncode == 0
