@@ -180,7 +180,7 @@ class _Checker:
         value = self.scalar(node, where)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self.fail(node, f"{where} must be a whole number >= {minimum}")
-        return value
+        return int(value)
 
     def number(self, node: yaml.Node, where: str) -> float:
         value = self.scalar(node, where)

@@ -87,12 +87,16 @@ def validate_task(task: str) -> str:
     return task
 
 
+def _hex_escape(match: re.Match[str]) -> str:
+    return "".join(f"_{byte:02x}" for byte in match.group(0).encode())
+
+
 def task_from_branch(branch: str | None) -> str:
     if branch is None:
         return "detached"
     # Other characters become _xx per UTF-8 byte, so distinct branches stay distinct tasks.
     parts = [
-        re.sub(r"[^A-Za-z0-9._-]", lambda m: "".join(f"_{b:02x}" for b in m[0].encode()), p)
+        re.sub(r"[^A-Za-z0-9._-]", _hex_escape, p)
         for p in branch.split("/")
     ]
     parts = [p.lstrip(".") or "-" for p in parts]
