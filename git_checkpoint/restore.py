@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import Refused, UsageError
-from .gitio import Repo
+from .gitio import ZERO_OID, Repo
 from .snapshot import Snapshot
 from .state import write_atomic
 from .store import Checkpoint, trees_of
@@ -43,6 +43,8 @@ class Plan:
     index_tree: str
     writes: tuple[Write, ...]
     removes: tuple[str, ...]
+    # Index entries that differ from the target's: (path, (mode, id)), or None to drop.
+    index_changes: tuple[tuple[str, Entry | None], ...] = ()
 
 
 def _is_hostile_component(part: str) -> bool:
@@ -155,11 +157,14 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         elif after[0] != GITLINK:
             writes.append(Write(path, after[0], after[1]))
     _check_writes(repo.root, writes, removes, now, then)
+    wanted_index = TreeView(repo.odb, target_index, None)
+    index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
     return Plan(
         target=target.commit,
         index_tree=target_index,
         writes=tuple(writes),
         removes=tuple(removes),
+        index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
     )
 
 
@@ -168,25 +173,33 @@ def _check_writes(
 ) -> None:
     """Refuse writes through symlinks, over unmanaged files, or outside the work tree."""
     removing = set(removes)
+    folders: dict[str, str] = {}  # every folder a write passes through -> one such write
     for write in writes:
         parts = write.path.split("/")
         for depth in range(1, len(parts)):
-            prefix = "/".join(parts[:depth])
-            entry = then.get(prefix)
-            if entry is not None and entry[0] == SYMLINK:
-                raise Refused(
-                    f"unsafe checkpoint: {write.path!r} would be written through symlink {prefix!r}"
-                )
-            if prefix in removing:
-                break  # removed first; everything below it is created fresh
-            try:
-                st = os.lstat(root / prefix)
-            except (FileNotFoundError, NotADirectoryError):
-                break
-            if stat.S_ISLNK(st.st_mode):
-                raise Refused(f"refusing to write {write.path!r} through the symlink {prefix!r}")
-            if not stat.S_ISDIR(st.st_mode):
-                raise Refused(f"{prefix!r} is in the way of {write.path!r} and is not managed")
+            folders.setdefault("/".join(parts[:depth]), write.path)
+    fresh: set[str] = set()  # folders that will be created: nothing below them to check
+    for folder in sorted(folders, key=lambda f: f.count("/")):
+        path = folders[folder]
+        entry = then.get(folder)
+        if entry is not None and entry[0] == SYMLINK:
+            raise Refused(
+                f"unsafe checkpoint: {path!r} would be written through symlink {folder!r}"
+            )
+        parent = folder.rpartition("/")[0]
+        if parent in fresh or folder in removing:
+            fresh.add(folder)  # removed first, or below something created fresh
+            continue
+        try:
+            st = os.lstat(root / folder)
+        except (FileNotFoundError, NotADirectoryError):
+            fresh.add(folder)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise Refused(f"refusing to write {path!r} through the symlink {folder!r}")
+        if not stat.S_ISDIR(st.st_mode):
+            raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
+    for write in writes:
         full = root / write.path
         if os.path.lexists(full) and now.get(write.path) is None:
             if full.is_dir() and not full.is_symlink():
@@ -277,8 +290,13 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
             stale = repo.git_lines("diff-files", "-z", "--name-only", env=env)
             if stale:
                 raise Refused(f"restore could not write: {', '.join(stale[:5])}")
-    # --reset: a one-tree merge that keeps the stat cache of every entry whose blob did not change.
-    repo.git("read-tree", "--reset", plan.index_tree)
+    # Only the entries that differ are touched: every other entry keeps its stat cache.
+    drops = [p for p, e in plan.index_changes if e is None]
+    sets = [(p, e) for p, e in plan.index_changes if e is not None]
+    lines = [f"0 {ZERO_OID}\t".encode() + os.fsencode(p) + b"\0" for p in drops]
+    lines += [f"{e[0]:o} {e[1]}\t".encode() + os.fsencode(p) + b"\0" for p, e in sets]
+    if lines:
+        repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
 
 
 def _prune_empty_parents(root: Path, path: str) -> None:
@@ -310,7 +328,17 @@ def leftovers(repo: Repo, plan: Plan) -> list[str]:
             os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
         )
     ]
-    index_tree = repo.git("write-tree").decode().strip()
-    if index_tree != plan.index_tree:
-        out.append("(the index)")
+    if plan.index_changes:
+        wanted = {p: e for p, e in plan.index_changes if e is not None}
+        # Name the paths while the command line stays short; past that, read the index.
+        paths = [p for p, _ in plan.index_changes] if len(plan.index_changes) <= 1000 else []
+        listed = repo.git_lines(
+            "ls-files", "-s", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
+        )
+        found = {}
+        for item in listed:
+            meta, _, path = item.partition("\t")
+            mode, oid, stage = meta.split()
+            found[path] = (int(mode, 8), oid) if stage == "0" else None
+        out += [f"(index) {p}" for p, e in plan.index_changes if found.get(p) != wanted.get(p)]
     return out

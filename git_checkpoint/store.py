@@ -95,10 +95,7 @@ def task_from_branch(branch: str | None) -> str:
     if branch is None:
         return "detached"
     # Other characters become _xx per UTF-8 byte, so distinct branches stay distinct tasks.
-    parts = [
-        re.sub(r"[^A-Za-z0-9._-]", _hex_escape, p)
-        for p in branch.split("/")
-    ]
+    parts = [re.sub(r"[^A-Za-z0-9._-]", _hex_escape, p) for p in branch.split("/")]
     parts = [p.lstrip(".") or "-" for p in parts]
     parts = [p[: -len(".lock")] + "-lock" if p.endswith(".lock") else p for p in parts]
     parts = [f"{p}-" if _ID.match(p) else p for p in parts]
