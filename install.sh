@@ -39,14 +39,18 @@ else
   "${pip[@]}" install --upgrade -e "$here[dev]"
 fi
 
-# Link into the first writable folder already on PATH from this list, else ~/.local/bin.
-bin=""
+# Link into the first writable folder already on PATH from this list, else ~/.local/bin
+# ($GIT_CHECKPOINT_BIN chooses the folder).
+bin=${GIT_CHECKPOINT_BIN:-}
+[ -n "$bin" ] && mkdir -p "$bin"
 for dir in "$HOME/.local/bin" "$HOME/bin" /usr/local/bin; do
+  [ -n "$bin" ] && break
   case ":$PATH:" in *":$dir:"*) ;; *) continue ;; esac
   if [ -d "$dir" ] && [ -w "$dir" ]; then bin=$dir; break; fi
   if [ ! -e "$dir" ] && mkdir -p "$dir" 2>/dev/null; then bin=$dir; break; fi
 done
 on_path=yes
+case ":$PATH:" in *":$bin:"*) ;; *) [ -n "$bin" ] && on_path=no ;; esac
 if [ -z "$bin" ]; then
   bin="$HOME/.local/bin"; on_path=no
   mkdir -p "$bin"
