@@ -63,12 +63,8 @@ def log_event(repo: Repo, op: str, **fields: Any) -> None:
         os.close(fd)
 
 
-def read_events_log(repo: Repo) -> list[dict[str, Any]]:
-    path = repo.state_dir() / "events.jsonl"
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines text; other lines (torn, foreign) are skipped."""
     out: list[dict[str, Any]] = []
     for line in text.splitlines():
         try:
@@ -78,6 +74,14 @@ def read_events_log(repo: Repo) -> list[dict[str, Any]]:
         if isinstance(event, dict):
             out.append(event)
     return out
+
+
+def read_events_log(repo: Repo) -> list[dict[str, Any]]:
+    path = repo.state_dir() / "events.jsonl"
+    try:
+        return json_lines(path.read_text(encoding="utf-8", errors="replace"))
+    except FileNotFoundError:
+        return []
 
 
 def _ids_path(repo: Repo) -> Path:

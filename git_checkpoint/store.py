@@ -21,6 +21,7 @@ from .config import Config
 from .errors import UsageError
 from .gitio import Repo
 from .snapshot import Snapshot
+from .state import json_lines
 
 REF_ROOT = "refs/checkpoints/"
 REMOTE_ROOT = "refs/checkpoints/remotes/"
@@ -329,14 +330,7 @@ def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
         note = repo.odb.lookup_note(commit, NOTES_REF)
     except KeyError:
         return []
-    events: list[dict[str, Any]] = []
-    for line in str(note.message).splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
+    events = json_lines(str(note.message))
     events.sort(key=lambda e: str(e.get("at", "")))
     return events
 
