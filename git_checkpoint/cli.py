@@ -253,12 +253,14 @@ def restore(
 
 
 @cli.command()
+@click.option("--move-head", is_flag=True, help="Move the branch back to where it was.")
+@click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @json_option
-def undo(as_json: bool) -> int:
+def undo(move_head: bool, keep_head: bool, as_json: bool) -> int:
     """Restore the latest safety checkpoint: the undo of the last restore."""
     from .commands import undo as cmd
 
-    return emit(cmd.run(context()), as_json)
+    return emit(cmd.run(context(), move_head=move_head, keep_head=keep_head), as_json)
 
 
 @cli.command()

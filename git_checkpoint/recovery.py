@@ -152,6 +152,9 @@ def restore_to(
         auto=SAFETY,
         dedupe=False,
         snapshot=current,
+        # Where this restore leaves HEAD: `undo` may move it back from there, not from
+        # anywhere else.
+        extra={"head_after_restore": head_move.new if head_move else head},
     ).checkpoint
     journal = Journal(
         target=target.commit,
@@ -235,10 +238,14 @@ def latest_safety(repo: Repo, task: str) -> Checkpoint:
     return safeties[-1]
 
 
-def undo(repo: Repo, config: Config, task: str) -> RestoreReport:
-    """Restore the latest safety checkpoint, HEAD included; itself undoable.
+def undo(
+    repo: Repo, config: Config, task: str, *, move_head: bool = False, keep_head: bool = False
+) -> RestoreReport:
+    """Restore the latest safety checkpoint; itself undoable.
 
-    After an interrupted restore, go back to the state from before it.
+    HEAD goes back too when it is where the undone restore left it; if it moved since
+    (a new commit), undo refuses like restore does, unless told --move-head/--keep-head.
+    After an interrupted restore, it goes back to the state from before it.
     """
     journal = read_journal(repo)
     if journal is not None and journal.safety:
@@ -246,12 +253,16 @@ def undo(repo: Repo, config: Config, task: str) -> RestoreReport:
     else:
         target = latest_safety(repo, task)
     head, _ = repo.head()
+    if head != target.base and not (move_head or keep_head):
+        left_by_restore = target.manifest.get("head_after_restore")
+        if journal is not None or head == left_by_restore:
+            move_head, keep_head = target.base is not None, target.base is None
     return restore_to(
         repo,
         config,
         task,
         target,
-        move_head=head != target.base and target.base is not None,
-        keep_head=target.base is None and head is not None,
+        move_head=move_head,
+        keep_head=keep_head,
         superseding=True,
     )

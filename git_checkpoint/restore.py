@@ -45,6 +45,8 @@ class Plan:
     removes: tuple[str, ...]
     # Index entries that differ from the target's: (path, (mode, id)), or None to drop.
     index_changes: tuple[tuple[str, Entry | None], ...] = ()
+    # Marks (assume-unchanged, skip-worktree) to put back on entries that were rewritten.
+    marks: tuple[tuple[str, str], ...] = ()
 
 
 def _is_hostile_component(part: str) -> bool:
@@ -165,6 +167,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         writes=tuple(writes),
         removes=tuple(removes),
         index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
+        marks=tuple((p, m) for p, m in current.flagged if wanted_index.tracked(p) is not None),
     )
 
 
@@ -201,20 +204,22 @@ def _check_writes(
             raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
     for write in writes:
         full = root / write.path
-        if os.path.lexists(full) and now.get(write.path) is None:
-            if full.is_dir() and not full.is_symlink():
-                leftovers = [
-                    os.path.relpath(os.path.join(d, f), root)
-                    for d, _, files in os.walk(full)
-                    for f in files
-                ]
-                unmanaged = [p for p in leftovers if p not in removing]
-                if not unmanaged:
-                    continue
+        if full.is_dir() and not full.is_symlink():
+            # A folder (or a submodule's checkout) where a file goes: only what the plan
+            # removes may be in it.
+            inside = (
+                os.path.relpath(os.path.join(d, f), root)
+                for d, _, files in os.walk(full)
+                for f in files
+            )
+            unmanaged = [p for p in inside if p not in removing]
+            if unmanaged or now.get(write.path) is not None:
+                what = "submodule" if (now.get(write.path) or (0,))[0] == GITLINK else "folder"
                 raise Refused(
-                    f"restore would replace the folder {write.path!r}, which holds files "
-                    f"outside the managed set: {', '.join(unmanaged[:3])}"
+                    f"restore would replace the {what} {write.path!r}, which holds files "
+                    f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
                 )
+        elif os.path.lexists(full) and now.get(write.path) is None:
             raise Refused(
                 f"restore would overwrite {write.path!r}, which is outside the managed set "
                 "(ignored or excluded); move it away or add it to untracked.include"
@@ -297,6 +302,10 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
     lines += [f"{e[0]:o} {e[1]}\t".encode() + os.fsencode(p) + b"\0" for p, e in sets]
     if lines:
         repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
+    for mark, option in (("h", "--assume-unchanged"), ("S", "--skip-worktree")):
+        paths = [os.fsencode(p) + b"\0" for p, m in plan.marks if m == mark]
+        if paths:
+            repo.git("update-index", option, "-z", "--stdin", stdin=b"".join(paths))
 
 
 def _prune_empty_parents(root: Path, path: str) -> None:

@@ -33,6 +33,8 @@ class Snapshot:
     overlay_bytes: int
     secrets_left_out: tuple[str, ...]
     nested_repos_left_out: tuple[str, ...]
+    # Index entries marked assume-unchanged ("h") or skip-worktree ("S"): path -> mark.
+    flagged: tuple[tuple[str, str], ...] = ()
 
 
 def looks_secret(path: str, allow: Iterable[str] = ()) -> bool:
@@ -118,6 +120,27 @@ def _human_size(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
+def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
+    """`add -u` passes over assume-unchanged and skip-worktree entries; a file of theirs
+    that is on disk may hold edits, so hash it too (in the temporary index only).
+    """
+    flagged: dict[str, str] = {}
+    for item in repo.git_lines("ls-files", "-v", "-z", env=env):
+        tag, path = item[0], item[2:]
+        if tag == "S" or tag.islower():
+            flagged[path] = "S" if tag in "Ss" else "h"
+    present = [p for p in flagged if os.path.lexists(repo.root / p)]
+    # One mark per call: given both options at once, git 2.39 drops the entries.
+    for mark, option in (("h", "--no-assume-unchanged"), ("S", "--no-skip-worktree")):
+        listing = b"".join(os.fsencode(p) + b"\0" for p in present if flagged[p] == mark)
+        if listing:
+            repo.git("update-index", option, "-z", "--stdin", stdin=listing, env=env)
+    if present:
+        listing = b"".join(os.fsencode(p) + b"\0" for p in present)
+        repo.git("update-index", "--add", "-z", "--stdin", stdin=listing, env=env)
+    return flagged
+
+
 def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
     """Hash the workspace into trees without touching the user's index or work tree."""
     base, branch = repo.head()
@@ -138,6 +161,7 @@ def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
                 ) from None
             raise
         repo.git("add", "-u", env=env)
+        flagged = _capture_flagged(repo, env)
         worktree_tree = repo.git("write-tree", env=env).decode().strip()
 
         candidates = list_overlay_candidates(repo, cfg)
@@ -164,6 +188,7 @@ def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
             overlay_bytes=overlay_bytes,
             secrets_left_out=tuple(secrets),
             nested_repos_left_out=tuple(nested),
+            flagged=tuple(flagged.items()),
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -45,6 +45,7 @@ class Checkpoint:
     overlay_commit: str | None
     message: str
     manifest: dict[str, Any] = field(compare=False)
+    problem: str | None = field(default=None, compare=False)  # why it cannot be trusted
 
     @property
     def name(self) -> str:
@@ -118,14 +119,43 @@ def split_ref(ref: str) -> tuple[str, str] | None:
 _FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)%00%01"
 
 
-def parse_manifest(message: str) -> dict[str, Any]:
-    """The YAML after the summary line; an empty dict when it is absent or malformed."""
+MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
+
+
+class _ManifestLoader(yaml.SafeLoader):
+    """Pure-Python safe loading (deep nesting raises instead of crashing the process),
+    with timestamps left as strings (a bad date must not make a manifest unreadable).
+    """
+
+
+_ManifestLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
+    """The YAML after the summary line, and what is wrong with it (None when nothing).
+
+    A fetched checkpoint's message is hostile input: any failure is a finding, never
+    an exception.
+    """
     _, _, body = message.partition("\n\n")
+    if len(body) > MANIFEST_MAX_BYTES:
+        return {}, "manifest too large"
     try:
-        data = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = yaml.load(body, Loader=_ManifestLoader)
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+        return {}, "manifest is not valid YAML"
+    if not isinstance(data, dict):
+        return {}, "manifest is not a mapping"
+    base = data.get("base_commit", "")
+    if base is not None and base != "" and not (isinstance(base, str) and _HEX40.match(base)):
+        return data, "manifest base_commit is not a commit id"
+    if not isinstance(data.get("auto", False), bool | str):
+        return data, "manifest auto is neither true/false nor a word"
+    return data, None
 
 
 def _summary_message(message: str) -> str:
@@ -148,7 +178,7 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
         if parsed is None or not plist:
             continue
         task, cp_id = parsed
-        manifest = parse_manifest(message)
+        manifest, problem = parse_manifest(message)
         if manifest.get("base_commit", "") is None:
             # An unborn HEAD had no B: the parents are I, then U when there is an overlay.
             base, index_commit = None, plist[0]
@@ -158,6 +188,9 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
             overlay = plist[2] if len(plist) > 2 else None
         else:
             continue  # not stash-shaped: never taken for a checkpoint
+        claimed = manifest.get("base_commit")
+        if problem is None and isinstance(claimed, str) and claimed != base:
+            problem = "manifest base_commit is not the commit's first parent"
         found.append(
             Checkpoint(
                 task=task,
@@ -170,6 +203,7 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
                 overlay_commit=overlay,
                 message=_summary_message(message),
                 manifest=manifest,
+                problem=problem,
             )
         )
     found.sort(key=lambda c: (c.ref.startswith(REMOTE_ROOT), c.task, c.number))
@@ -187,6 +221,12 @@ def local_checkpoints(repo: Repo) -> list[Checkpoint]:
 # --- naming ---------------------------------------------------------------------------
 
 
+def _trusted(cp: Checkpoint) -> Checkpoint:
+    if cp.problem:
+        raise UsageError(f"checkpoint {cp.name} is malformed: {cp.problem}")
+    return cp
+
+
 def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
     """A checkpoint by any of the names design.md §7 allows."""
     everything = load_checkpoints(repo)
@@ -196,7 +236,7 @@ def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
         back = int(at.group(1) or 0)
         normal = [c for c in mine if not c.is_safety]
         if back < len(normal):
-            return normal[-1 - back]
+            return _trusted(normal[-1 - back])
         raise UsageError(f"no checkpoint {name} in task {task!r} ({len(normal)} checkpoints)")
     candidates = [
         c for c in everything if name in (c.ref, c.name) or (c.task == task and c.id == name)
@@ -209,7 +249,7 @@ def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
                 f"commit id {name} is ambiguous: {', '.join(c.name for c in candidates)}"
             )
     if candidates:
-        return candidates[0]
+        return _trusted(candidates[0])
     names = [c.id for c in mine] + [c.name for c in everything]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
@@ -387,6 +427,7 @@ def save_checkpoint(
     dedupe: bool = True,
     run_id: str | None = None,
     snapshot: Snapshot | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> SaveOutcome:
     """Capture the workspace and store it as the task's next checkpoint (caller holds the lock)."""
     from . import state
@@ -418,6 +459,7 @@ def save_checkpoint(
             next_move=next_move,
             auto=auto,
         )
+        manifest.update(extra or {})
         summary = message or "(no message)"
         commit, index_commit, overlay_commit = write_checkpoint(
             repo, snapshot, task, cp_id, summary, manifest

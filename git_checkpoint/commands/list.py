@@ -88,7 +88,7 @@ def run(ctx: Context, *, task: str | None, all_tasks: bool, remote: str | None) 
                 safety=c.is_safety,
                 auto=c.auto,
                 verifiers=verifier_summary(events),
-                message=c.message,
+                message=f"(malformed: {c.problem}) {c.message}".strip() if c.problem else c.message,
                 overlay_files=files if isinstance(files, int) else 0,
                 overlay_bytes=size if isinstance(size, int) else 0,
                 remote=c.remote,

@@ -7,11 +7,11 @@ from ..context import Context
 from ..recovery import RestoreReport, undo
 
 
-def run(ctx: Context) -> RestoreReport:
+def run(ctx: Context, *, move_head: bool = False, keep_head: bool = False) -> RestoreReport:
     repo = ctx.repo
     task = ctx.task()
     with state.locked(repo, ctx.config.lock_timeout):
-        report = undo(repo, ctx.config, task)
+        report = undo(repo, ctx.config, task, move_head=move_head, keep_head=keep_head)
         state.log_event(
             repo, "undo", task=task, checkpoint=report.checkpoint, safety=report.safety_checkpoint
         )
