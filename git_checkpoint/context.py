@@ -17,7 +17,7 @@ class Context:
 
     def task(self, explicit: str | None = None) -> str:
         """The named task, else the one named after the current branch (or `detached`)."""
-        if explicit:
+        if explicit is not None:
             return validate_task(explicit)
         _, branch = self.repo.head()
         return task_from_branch(branch)

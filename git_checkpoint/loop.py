@@ -96,7 +96,21 @@ def _run_agent(argv: list[str], cwd: str, env: dict[str, str]) -> int:
         raise
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # handled like Ctrl-C: the agent is stopped, the log says where
+
+
 def run_loop(
+    repo: Repo, config: Config, task: str, argv: list[str], attempts: int, log: Log
+) -> RunOutcome:
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        return _run_loop(repo, config, task, argv, attempts, log)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_loop(
     repo: Repo, config: Config, task: str, argv: list[str], attempts: int, log: Log
 ) -> RunOutcome:
     if attempts < 1:

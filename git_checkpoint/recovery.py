@@ -7,9 +7,9 @@ the lock. Nothing is written before every path of the target has been checked.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .config import Config
+from .config import CONFIG_NAME, Config, load_config
 from .errors import Refused, UsageError
 from .gitio import ZERO_OID, Repo
 from .restore import (
@@ -19,11 +19,21 @@ from .restore import (
     clear_journal,
     leftovers,
     plan_restore,
+    prune_empty_parents,
     read_journal,
     write_journal,
 )
-from .snapshot import capture_workspace
-from .store import SAFETY, Checkpoint, now_iso, resolve, save_checkpoint, task_checkpoints
+from .snapshot import capture_workspace, list_overlay_candidates, split_overlay
+from .store import (
+    SAFETY,
+    Checkpoint,
+    add_to_overlay,
+    now_iso,
+    overlay_paths,
+    resolve,
+    save_checkpoint,
+    task_checkpoints,
+)
 
 
 @dataclass(frozen=True)
@@ -142,7 +152,7 @@ def restore_to(
     current = capture_workspace(repo, config)
     plan = plan_restore(repo, current, target)
     if dry_run:
-        return _report(target, None, plan, head_move, dry_run=True, status="not checked")
+        return _report(target, None, plan, head_move, dry_run=True)
 
     safety = save_checkpoint(
         repo,
@@ -168,8 +178,8 @@ def restore_to(
         pid=os.getpid(),
     )
     write_journal(repo, journal)
-    status = _carry_out(repo, journal, plan)
-    return _report(target, safety.name, plan, head_move, dry_run=False, status=status)
+    swept = _carry_out(repo, config, journal, plan, target)
+    return _report(target, safety.name, plan, head_move, dry_run=False, swept=swept)
 
 
 def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
@@ -185,11 +195,14 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         ref = f"refs/heads/{branch}" if branch else "HEAD"
         head_move = HeadMove(ref, head, journal.head_to, [])
     plan = plan_restore(repo, capture_workspace(repo, config), target)
-    status = _carry_out(repo, journal, plan)
-    return _report(target, journal.safety_name, plan, head_move, dry_run=False, status=status)
+    swept = _carry_out(repo, config, journal, plan, target)
+    return _report(target, journal.safety_name, plan, head_move, dry_run=False, swept=swept)
 
 
-def _carry_out(repo: Repo, journal: Journal, plan: Plan) -> str:
+def _carry_out(
+    repo: Repo, config: Config, journal: Journal, plan: Plan, target: Checkpoint
+) -> list[str]:
+    """Move HEAD, apply the plan, sweep what new ignore rules uncover; return swept paths."""
     if journal.move_head and journal.head_to:
         head, _ = repo.head()
         if head != journal.head_to:
@@ -200,6 +213,7 @@ def _carry_out(repo: Repo, journal: Journal, plan: Plan) -> str:
                 f"checkpoint: restore {journal.target_name} (--move-head)",
             )
     apply_plan(repo, plan)
+    swept = _sweep_uncovered(repo, config, journal, plan, target)
     missing = leftovers(repo, plan)
     if missing:
         raise Refused(
@@ -207,7 +221,39 @@ def _carry_out(repo: Repo, journal: Journal, plan: Plan) -> str:
             f"{', '.join(missing[:10])}; run `git checkpoint restore --continue` or `undo`"
         )
     clear_journal(repo)
-    return "clean"
+    return swept
+
+
+RULE_FILES = (".gitignore", CONFIG_NAME)
+
+
+def _sweep_uncovered(
+    repo: Repo, config: Config, journal: Journal, plan: Plan, target: Checkpoint
+) -> list[str]:
+    """When the restore changed the ignore rules, files that were ignored before (so not
+    in the safety checkpoint) may now count as the target's work: residue of the attempt.
+    Add them to the safety checkpoint, then remove them, so the managed set under the
+    restored rules equals the target and `undo` still brings everything back.
+    """
+    touched = [w.path for w in plan.writes] + list(plan.removes)
+    if not any(p.rsplit("/", 1)[-1] in RULE_FILES for p in touched):
+        return []
+    try:
+        rules = load_config(repo.root, repo.checkpoint_config())
+    except UsageError:
+        rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
+    files, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
+    wanted = set(overlay_paths(repo, target))
+    residue = [p for p in files if p not in wanted]
+    if not residue or journal.safety_name is None:
+        return []
+    safety = resolve(repo, journal.safety_name, target.task)
+    kept = add_to_overlay(repo, safety, residue)
+    write_journal(repo, replace(journal, safety=kept))
+    for path in residue:
+        os.unlink(repo.root / path)
+        prune_empty_parents(repo.root, path)
+    return residue
 
 
 def _report(
@@ -217,7 +263,7 @@ def _report(
     head_move: HeadMove | None,
     *,
     dry_run: bool,
-    status: str,
+    swept: list[str] | None = None,
 ) -> RestoreReport:
     return RestoreReport(
         checkpoint=target.name,
@@ -225,9 +271,9 @@ def _report(
         safety_checkpoint=safety,
         dry_run=dry_run,
         brought_back=[w.path for w in plan.writes],
-        removed=list(plan.removes),
+        removed=list(plan.removes) + (swept or []),
         head=head_move,
-        workspace_status=status,
+        workspace_status="not checked" if dry_run else "clean",
     )
 
 

@@ -8,10 +8,12 @@ fetched, hostile tree. A journal in the git dir lets an interrupted restore be f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,10 +127,41 @@ def _candidates(repo: Repo, now: TreeView, then: TreeView) -> set[str]:
     return paths
 
 
+@contextlib.contextmanager
+def _readable_trees(target: Checkpoint) -> Iterator[None]:
+    """A tree libgit2 cannot parse (an empty or slashed name) is an unsafe checkpoint."""
+    import pygit2
+
+    try:
+        yield
+    except pygit2.GitError as exc:
+        raise Refused(f"unsafe checkpoint {target.name}: unreadable tree ({exc})") from None
+
+
 def managed_differences(repo: Repo, current: Snapshot, target: Checkpoint) -> list[str]:
     """Paths of the managed set whose content, mode or presence differs from `target`."""
-    now, then = _views(repo, current, target)
-    return sorted(p for p in _candidates(repo, now, then) if now.get(p) != then.get(p))
+    with _readable_trees(target):
+        now, then = _views(repo, current, target)
+        return sorted(p for p in _candidates(repo, now, then) if now.get(p) != then.get(p))
+
+
+def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
+    """Every path of every tree of `target` checked, for a full checkout (verify)."""
+    with _readable_trees(target):
+        index_tree, overlay_tree = trees_of(repo, target)
+        tracked: dict[str, Entry] = {}
+        then = TreeView(repo.odb, target.worktree_tree, overlay_tree)
+        then._walk(then.worktree, "", tracked)
+        staged: dict[str, Entry] = {}
+        then._walk(repo.odb[index_tree], "", staged)
+    for path in [*tracked, *then.overlay, *staged]:
+        check_path(path)
+    links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK}
+    for path in then.overlay:
+        parts = path.split("/")
+        parents = {"/".join(parts[:i]) for i in range(1, len(parts))}
+        if parents & links or path in tracked:
+            raise Refused(f"unsafe checkpoint: {path!r} collides with a tracked path or symlink")
 
 
 def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
@@ -137,10 +170,11 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     Valid only while the work tree equals `current` — which it does right after the
     snapshot that becomes the safety checkpoint.
     """
-    now, then = _views(repo, current, target)
-    target_index = trees_of(repo, target)[0]
-    candidates = _candidates(repo, now, then)
-    index_paths = _changed_paths(repo.odb, current.index_tree, target_index)
+    with _readable_trees(target):
+        now, then = _views(repo, current, target)
+        target_index = trees_of(repo, target)[0]
+        candidates = _candidates(repo, now, then)
+        index_paths = _changed_paths(repo.odb, current.index_tree, target_index)
     for path in sorted(candidates | index_paths | set(then.overlay)):
         check_path(path)
     for path in then.overlay:
@@ -278,7 +312,7 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
         if stat.S_ISDIR(st.st_mode):
             continue  # a folder where a file was: nothing of ours to remove
         os.unlink(full)
-        _prune_empty_parents(root, path)
+        prune_empty_parents(root, path)
     for write in plan.writes:
         full = root / write.path
         if full.is_dir() and not full.is_symlink():
@@ -308,7 +342,7 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
             repo.git("update-index", option, "-z", "--stdin", stdin=b"".join(paths))
 
 
-def _prune_empty_parents(root: Path, path: str) -> None:
+def prune_empty_parents(root: Path, path: str) -> None:
     parent = os.path.dirname(path)
     while parent:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -531,3 +532,28 @@ def age(created_at: str) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:
+    """Rewrite a just-made checkpoint so its overlay also holds `paths`; return the new W.
+
+    Only for our own safety checkpoints, before anyone else has seen them: the ref is
+    moved by compare-and-swap from the old commit.
+    """
+    import tempfile
+    from pathlib import Path
+
+    overlay_tree = trees_of(repo, cp)[1]
+    with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=repo.git_dir) as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        if overlay_tree:
+            repo.git("read-tree", overlay_tree, env=env)
+        listing = b"".join(os.fsencode(p) + b"\0" for p in paths)
+        repo.git("update-index", "--add", "-z", "--stdin", stdin=listing, env=env)
+        new_tree = repo.git("write-tree", env=env).decode().strip()
+    new_overlay = repo.commit_tree(new_tree, [], f"untracked files on {cp.task}: {cp.id}\n")
+    parents = ([cp.base] if cp.base else []) + [cp.index_commit, new_overlay]
+    message = repo.git("log", "-1", "--format=%B", cp.commit).decode("utf-8", "surrogateescape")
+    commit = repo.commit_tree(cp.worktree_tree, parents, message)
+    repo.update_ref(cp.ref, commit, cp.commit, f"checkpoint: {cp.id} keeps {len(paths)} more files")
+    return commit

@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .gitio import Repo
+from .restore import check_whole_checkpoint
 from .store import Checkpoint, trees_of
 
 
 @contextlib.contextmanager
 def checkpoint_worktree(repo: Repo, cp: Checkpoint) -> Iterator[Path]:
     """Yield a temporary worktree holding cp's tracked files, overlay and index."""
+    check_whole_checkpoint(repo, cp)  # a fetched checkpoint is untrusted, checked out or not
     parent = Path(tempfile.mkdtemp(prefix="checkpoint-verify-"))
     path = parent / "worktree"
     index_tree, overlay_tree = trees_of(repo, cp)

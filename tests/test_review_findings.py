@@ -1,0 +1,182 @@
+"""Regressions for what an adversarial review found: each of these once lost work,
+crashed, or said `clean` when it was not.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import Repo, make_repo
+from .helpers import blob, forge_checkpoint, mktree, state
+from .test_verify import configure, verifier
+
+
+@pytest.mark.parametrize("mark", ["--skip-worktree", "--assume-unchanged"])
+def test_marked_entries_are_captured_and_keep_their_mark(repo: Repo, mark: str) -> None:
+    repo.write("conf", "v1\n")
+    repo.commit_all("conf")
+    repo.cp("save", "-m", "one")
+    repo.git("update-index", mark, "conf")
+    repo.write("conf", "MY PRECIOUS LOCAL EDIT\n")
+    repo.cp("save", "-m", "edit")  # not "unchanged": the edit is work
+    assert repo.git("show", "refs/checkpoints/main/cp_002:conf") == "MY PRECIOUS LOCAL EDIT\n"
+    before = state(repo)
+    flags = repo.git("ls-files", "-v", "conf")
+    repo.cp("restore", "cp_001")
+    assert (repo.path / "conf").read_text() == "v1\n"
+    repo.cp("undo")
+    assert state(repo) == before
+    assert repo.git("ls-files", "-v", "conf") == flags
+
+
+def test_residue_uncovered_by_restored_ignore_rules_is_swept_and_undoable(repo: Repo) -> None:
+    repo.cp("save", "-m", "A")
+    good = state(repo)
+    repo.write(".gitignore", "*.log\nnode_modules/\n*.tmp\n")  # the attempt ignores its junk
+    repo.write("junk.tmp", "residue\n")
+    repo.write("keep.log", "ignored before and after\n")
+    messy = state(repo)
+    out = repo.cp("restore").stdout
+    assert "removed: junk.tmp" in out and "workspace status: clean" in out
+    after = state(repo)
+    assert {k: v for k, v in after[0].items() if k != "keep.log"} == good[0]
+    assert after[1] == good[1]
+    repo.cp("status", "--exit-code")  # no drift left behind
+    repo.cp("undo")
+    assert state(repo) == messy
+
+
+def test_run_loop_sweeps_residue_hidden_by_the_attempts_own_ignore_rule(repo: Repo) -> None:
+    configure(repo, verifier("unit", "false"))
+    before = state(repo)
+    agent = repo.path.parent / "agent.sh"
+    agent.write_text("echo '*.tmp' >> .gitignore; echo junk > junk.tmp\n")
+    repo.cp("run", "--attempts", "1", "--", "sh", str(agent), expect=1)
+    assert state(repo) == before
+
+
+def test_replacing_a_submodule_with_a_file_is_refused_before_writing(
+    repo: Repo, tmp_path: Path
+) -> None:
+    sub = make_repo(tmp_path / "sub")
+    sub.write("s", "s\n")
+    sub.commit_all("s")
+    repo.write("sub", "a file\n")
+    repo.commit_all("file")
+    repo.cp("save")
+    repo.git("rm", "-q", "sub")
+    repo.git("commit", "-qm", "rm")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub.path), "sub")
+    repo.git("commit", "-qm", "submodule")
+    repo.write("sub/w.txt", "work in the submodule\n")
+    before = state(repo)
+    proc = repo.cp("restore", "cp_001", "--keep-head", expect=3)
+    assert "submodule 'sub'" in proc.stderr
+    assert state(repo) == before
+    assert not (repo.path / ".git/checkpoint/restore-journal.json").exists()
+
+
+def test_undo_asks_before_moving_a_head_that_moved_since(repo: Repo) -> None:
+    repo.write("src/app.py", "work\n")
+    repo.cp("save")
+    repo.cp("restore")
+    repo.write("src/app.py", "committed after the restore\n")
+    later = repo.commit_all("c3")
+    proc = repo.cp("undo", expect=3)
+    assert "--move-head" in proc.stderr
+    assert repo.git("rev-parse", "HEAD").strip() == later
+    repo.cp("undo", "--keep-head")
+    assert repo.git("rev-parse", "HEAD").strip() == later
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        "x: " + "[" * 30000 + "]" * 30000 + "\n",
+        "created_at: 2026-13-45T00:00:00Z\n",
+        "- just\n- a list\n",
+        "base_commit: [1, 2]\n",
+        "auto: 12\n",
+    ],
+)
+def test_malformed_manifests_are_refused_and_harm_nothing_else(repo: Repo, manifest: str) -> None:
+    repo.cp("save", "-m", "good")
+    head = repo.git("rev-parse", "HEAD").strip()
+    index = repo.git("commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "i").strip()
+    message = f"checkpoint cp_001 on evil: x\n\n{manifest}".encode()
+    bad = repo.git("commit-tree", "HEAD^{tree}", "-p", head, "-p", index, input=message).strip()
+    repo.git("update-ref", "refs/checkpoints/evil/cp_001", bad)
+    repo.cp("restore", "main/cp_001")  # a bad checkpoint elsewhere blocks nothing
+    repo.cp("list", "--all")
+    before = state(repo)
+    proc = repo.cp("restore", "evil/cp_001", expect=None)
+    if "created_at" in manifest:  # a bad date is only a string: the checkpoint is usable
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.returncode == 2 and "malformed" in proc.stderr
+        assert state(repo) == before
+    assert "Traceback" not in proc.stderr
+
+
+def test_unreadable_tree_is_unsafe_not_a_crash(repo: Repo) -> None:
+    # git mktree refuses an empty name; a hand-written tree object does not.
+    content = b"100644 \0" + bytes.fromhex(blob(repo, b"x\n"))
+    tree = repo.git("hash-object", "-t", "tree", "-w", "--literally", "--stdin", input=content)
+    forge_checkpoint(repo, tree.strip())
+    proc = repo.cp("restore", "cp_099", expect=3)
+    assert "unsafe" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_verify_refuses_a_hostile_checkpoint_like_restore(repo: Repo, tmp_path: Path) -> None:
+    configure(repo, verifier("unit", "true"))
+    evil = blob(repo, b"pwned\n")
+    base_rows = [
+        tuple(line.split(None, 3))
+        for line in repo.git("ls-tree", "HEAD").splitlines()  # (mode, type, id, name)
+    ]
+    link = blob(repo, str(tmp_path).encode())
+    tree = mktree(repo, [*base_rows, ("120000", "blob", link, "esc")])  # type: ignore[list-item]
+    overlay = mktree(
+        repo, [("040000", "tree", mktree(repo, [("100644", "blob", evil, "x")]), "esc")]
+    )
+    forge_checkpoint(repo, tree, overlay)
+    proc = repo.cp("verify", "cp_099", expect=3)
+    assert "unsafe" in proc.stderr
+    assert "promoted" not in repo.cp("list").stdout
+    assert not (tmp_path / "x").exists()
+
+
+def test_sigterm_stops_the_agent_too(repo: Repo) -> None:
+    configure(repo, verifier("unit", "true"))
+    marker = repo.path.parent / "agent-alive"
+    agent = repo.path.parent / "slow.py"
+    agent.write_text(
+        "import pathlib, time\n"
+        f"for _ in range(600):\n    pathlib.Path({str(marker)!r}).touch(); time.sleep(0.05)\n"
+    )
+    proc = subprocess.Popen(
+        ["git-checkpoint", "run", "--", sys.executable, str(agent)],
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    assert "interrupted during attempt 1" in out
+    marker.unlink()
+    time.sleep(0.5)
+    assert not marker.exists(), "the agent kept running after git checkpoint stopped"
+
+
+def test_empty_task_name_is_bad_usage(repo: Repo) -> None:
+    repo.cp("list", "--task", "", expect=2)
