@@ -19,8 +19,10 @@ from . import state, tasks
 from .config import Config
 from .errors import UsageError
 from .gitio import Repo
+from .manifest import now_iso
+from .notes import append_event, read_events
 from .recovery import restore_to
-from .store import append_event, now_iso, read_events, resolve, save_checkpoint
+from .store import resolve, save_checkpoint
 from .verify import (
     VerifierResult,
     decide,

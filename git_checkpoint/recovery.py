@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from .config import CONFIG_NAME, Config, load_config
 from .errors import Refused, UsageError
 from .gitio import ZERO_OID, Repo
+from .manifest import now_iso
 from .restore import (
     Journal,
     Plan,
@@ -28,7 +29,6 @@ from .store import (
     SAFETY,
     Checkpoint,
     add_to_overlay,
-    now_iso,
     overlay_paths,
     resolve,
     save_checkpoint,

@@ -52,7 +52,7 @@ def _read_holder(path: Path) -> str:
 
 def log_event(repo: Repo, op: str, **fields: Any) -> None:
     """Append one line to the operation log; O_APPEND keeps concurrent lines whole."""
-    from .store import now_iso
+    from .manifest import now_iso
 
     record = {"at": now_iso(), "op": op, **fields}
     line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()

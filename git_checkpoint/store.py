@@ -1,18 +1,16 @@
-"""Checkpoints in git: refs, stash-shaped commits, manifests and notes (design.md §3, §5).
+"""Checkpoints in git: refs and stash-shaped commits (design.md §3).
 
 A checkpoint is a commit W under `refs/checkpoints/<task>/cp_NNN` with parents B (base),
 I (index) and, when the overlay is not empty, U (overlay). Its message carries the
-immutable YAML manifest; mutable state is JSON Lines in `refs/notes/checkpoints`.
+immutable manifest (`manifest.py`); mutable state is in notes (`notes.py`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
-import json
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +19,11 @@ import yaml
 from .config import Config
 from .errors import UsageError
 from .gitio import Repo
+from .manifest import build_manifest, parse_manifest, repo_slug
 from .snapshot import Snapshot
-from .state import json_lines
 
 REF_ROOT = "refs/checkpoints/"
 REMOTE_ROOT = "refs/checkpoints/remotes/"
-NOTES_REF = "refs/notes/checkpoints"
 _ID = re.compile(r"^cp_(\d{3,})$")
 _TASK_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 SAFETY = "pre-restore"
@@ -118,45 +115,6 @@ def split_ref(ref: str) -> tuple[str, str] | None:
 
 
 _FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)%00%01"
-
-
-MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
-
-
-class _ManifestLoader(yaml.SafeLoader):
-    """Pure-Python safe loading (deep nesting raises instead of crashing the process),
-    with timestamps left as strings (a bad date must not make a manifest unreadable).
-    """
-
-
-_ManifestLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
-
-
-def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
-    """The YAML after the summary line, and what is wrong with it (None when nothing).
-
-    A fetched checkpoint's message is hostile input: any failure is a finding, never
-    an exception.
-    """
-    _, _, body = message.partition("\n\n")
-    if len(body) > MANIFEST_MAX_BYTES:
-        return {}, "manifest too large"
-    try:
-        data = yaml.load(body, Loader=_ManifestLoader)
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
-        return {}, "manifest is not valid YAML"
-    if not isinstance(data, dict):
-        return {}, "manifest is not a mapping"
-    base = data.get("base_commit", "")
-    if base is not None and base != "" and not (isinstance(base, str) and _HEX40.match(base)):
-        return data, "manifest base_commit is not a commit id"
-    if not isinstance(data.get("auto", False), bool | str):
-        return data, "manifest auto is neither true/false nor a word"
-    return data, None
 
 
 def _summary_message(message: str) -> str:
@@ -262,54 +220,6 @@ def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
 # --- creation -----------------------------------------------------------------------------
 
 
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def repo_slug(repo: Repo) -> str | None:
-    url = repo.origin_url()
-    if not url:
-        return None
-    m = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
-    return m.group(1) if m else None
-
-
-def build_manifest(
-    *,
-    snapshot: Snapshot,
-    task: str,
-    cp_id: str,
-    run_id: str,
-    repo_name: str | None,
-    include: Iterable[str],
-    exclude: Iterable[str],
-    verifiers: list[dict[str, Any]],
-    notes: list[str],
-    hypothesis: str | None,
-    next_move: str | None,
-    auto: bool | str,
-) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "repo": repo_name,
-        "task": task,
-        "checkpoint_id": cp_id,
-        "base_commit": snapshot.base,
-        "branch": snapshot.branch,
-        "created_at": now_iso(),
-        "restore_strategy": "git_plus_overlay",
-        "tracked_files": {"from_git": True},
-        "untracked": {"include": list(include), "exclude": list(exclude)},
-        "overlay": {"files": len(snapshot.overlay_files), "bytes": snapshot.overlay_bytes},
-        "verifiers": verifiers,
-        "expected_clean_after_restore": True,
-        "notes": notes,
-        "hypothesis": hypothesis,
-        "next_move": next_move,
-        "auto": auto,
-    }
-
-
 def write_checkpoint(
     repo: Repo, snapshot: Snapshot, task: str, cp_id: str, message: str, manifest: dict[str, Any]
 ) -> tuple[str, str, str | None]:
@@ -363,47 +273,6 @@ def same_state(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> bool:
 
 
 # --- notes ----------------------------------------------------------------------------------
-
-
-def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
-    """The JSON Lines note on a checkpoint; lines that are not JSON objects are skipped."""
-    try:
-        note = repo.odb.lookup_note(commit, NOTES_REF)
-    except KeyError:
-        return []
-    events = json_lines(str(note.message))
-    events.sort(key=lambda e: str(e.get("at", "")))
-    return events
-
-
-def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, Any]:
-    """Append one event line to the checkpoint's note (callers hold the lock)."""
-    import pygit2
-
-    record = {"at": now_iso(), **event}
-    try:
-        text = str(repo.odb.lookup_note(commit, NOTES_REF).message).rstrip("\n")
-    except KeyError:
-        text = ""
-    line = json.dumps(record, sort_keys=True, ensure_ascii=False)
-    body = f"{text}\n{line}\n" if text else f"{line}\n"
-    try:
-        who = repo.odb.default_signature
-    except (KeyError, pygit2.GitError):
-        who = pygit2.Signature("git-checkpoint", "git-checkpoint@localhost")
-    repo.odb.create_note(body, who, who, commit, NOTES_REF, True)
-    return record
-
-
-def derive_status(events: list[dict[str, Any]]) -> str:
-    status = "candidate"
-    for event in events:
-        kind = event.get("event")
-        if kind in ("promoted", "forced_promotion"):
-            status = "promoted"
-        elif kind == "rejected":
-            status = "rejected"
-    return status
 
 
 # --- saving -----------------------------------------------------------------------------------
@@ -511,27 +380,6 @@ def combined_tree(repo: Repo, worktree_tree: str, overlay_tree: str | None) -> s
 
 def managed_tree(repo: Repo, cp: Checkpoint) -> str:
     return combined_tree(repo, cp.worktree_tree, trees_of(repo, cp)[1])
-
-
-def verifier_summary(events: list[dict[str, Any]]) -> dict[str, str]:
-    """The latest result of each verifier: name -> passed / failed / error."""
-    latest: dict[str, str] = {}
-    for event in events:
-        if event.get("event") == "verifier" and isinstance(event.get("name"), str):
-            latest[event["name"]] = str(event.get("status", "unknown"))
-    return latest
-
-
-def age(created_at: str) -> str:
-    try:
-        then = dt.datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
-    except ValueError:
-        return "?"
-    seconds = max(0, int((dt.datetime.now(dt.UTC) - then).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:

@@ -71,7 +71,7 @@ def load_task(repo: Repo, task: str) -> TaskRecord:
 
 
 def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
-    from .store import now_iso
+    from .manifest import now_iso
 
     record = replace(record, updated_at=now_iso(), history=record.history[-20:])
     path = _path(repo, record.task)
@@ -89,7 +89,7 @@ def note_verification(
     repo: Repo, task: str, checkpoint: str, failing: Any | None, status: str
 ) -> TaskRecord:
     """Fold a verification into the record: the failure it saw, or the new last good point."""
-    from .store import now_iso
+    from .manifest import now_iso
 
     record = load_task(repo, task)
     if failing is not None:

@@ -18,7 +18,8 @@ from typing import Any
 
 from .config import Config, Verifier
 from .gitio import Repo
-from .store import Checkpoint, append_event
+from .notes import append_event
+from .store import Checkpoint
 
 TAIL_BYTES = 4000  # kept in the note and the task record
 KILL_GRACE = 2.0
@@ -210,7 +211,7 @@ def record_results(repo: Repo, cp: Checkpoint, results: list[VerifierResult], wh
 
 def decide(repo: Repo, config: Config, cp: Checkpoint, events: list[dict[str, Any]]) -> str:
     """Append `promoted` or `rejected` when the evidence decides; return the status."""
-    from .store import derive_status
+    from .notes import derive_status
 
     missing = missing_evidence(config, events)
     latest = latest_results(events)

@@ -5,14 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..context import Context
-from ..store import (
-    REMOTE_ROOT,
-    age,
-    derive_status,
-    load_checkpoints,
-    read_events,
-    verifier_summary,
-)
+from ..manifest import age
+from ..notes import derive_status, read_events, verifier_summary
+from ..store import REMOTE_ROOT, load_checkpoints
 
 
 @dataclass(frozen=True)

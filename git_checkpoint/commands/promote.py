@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from .. import state
 from ..context import Context
 from ..errors import UsageError
-from ..store import append_event, read_events, resolve
+from ..notes import append_event, read_events
+from ..store import resolve
 from ..verify import missing_evidence
 
 

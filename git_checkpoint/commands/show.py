@@ -9,12 +9,8 @@ import yaml
 
 from ..context import Context
 from ..gitio import EMPTY_TREE
-from ..store import (
-    derive_status,
-    overlay_paths,
-    read_events,
-    resolve,
-)
+from ..notes import derive_status, read_events
+from ..store import overlay_paths, resolve
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from .. import tasks
 from ..context import Context
+from ..notes import derive_status, read_events, verifier_summary
 from ..restore import managed_differences, read_journal
 from ..snapshot import capture_workspace
-from ..store import derive_status, read_events, task_checkpoints, verifier_summary
+from ..store import task_checkpoints
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from .. import state, tasks
 from ..context import Context
+from ..notes import read_events
 from ..snapshot import capture_workspace
-from ..store import Checkpoint, read_events, resolve, same_state, save_checkpoint
+from ..store import Checkpoint, resolve, same_state, save_checkpoint
 from ..verify import (
     VerifierResult,
     decide,

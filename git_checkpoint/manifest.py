@@ -1,0 +1,115 @@
+"""The per-checkpoint manifest (design.md §5): written as YAML into the commit message,
+read back as hostile input (a fetched checkpoint's message is anyone's text).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from .gitio import Repo
+from .snapshot import Snapshot
+
+MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
+
+
+class _ManifestLoader(yaml.SafeLoader):
+    """Pure-Python safe loading (deep nesting raises instead of crashing the process),
+    with timestamps left as strings (a bad date must not make a manifest unreadable).
+    """
+
+
+_ManifestLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
+    """The YAML after the summary line, and what is wrong with it (None when nothing).
+
+    A fetched checkpoint's message is hostile input: any failure is a finding, never
+    an exception.
+    """
+    _, _, body = message.partition("\n\n")
+    if len(body) > MANIFEST_MAX_BYTES:
+        return {}, "manifest too large"
+    try:
+        data = yaml.load(body, Loader=_ManifestLoader)
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+        return {}, "manifest is not valid YAML"
+    if not isinstance(data, dict):
+        return {}, "manifest is not a mapping"
+    base = data.get("base_commit", "")
+    if base is not None and base != "" and not (isinstance(base, str) and _HEX40.match(base)):
+        return data, "manifest base_commit is not a commit id"
+    if not isinstance(data.get("auto", False), bool | str):
+        return data, "manifest auto is neither true/false nor a word"
+    return data, None
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def repo_slug(repo: Repo) -> str | None:
+    url = repo.origin_url()
+    if not url:
+        return None
+    m = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
+    return m.group(1) if m else None
+
+
+def build_manifest(
+    *,
+    snapshot: Snapshot,
+    task: str,
+    cp_id: str,
+    run_id: str,
+    repo_name: str | None,
+    include: Iterable[str],
+    exclude: Iterable[str],
+    verifiers: list[dict[str, Any]],
+    notes: list[str],
+    hypothesis: str | None,
+    next_move: str | None,
+    auto: bool | str,
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "repo": repo_name,
+        "task": task,
+        "checkpoint_id": cp_id,
+        "base_commit": snapshot.base,
+        "branch": snapshot.branch,
+        "created_at": now_iso(),
+        "restore_strategy": "git_plus_overlay",
+        "tracked_files": {"from_git": True},
+        "untracked": {"include": list(include), "exclude": list(exclude)},
+        "overlay": {"files": len(snapshot.overlay_files), "bytes": snapshot.overlay_bytes},
+        "verifiers": verifiers,
+        "expected_clean_after_restore": True,
+        "notes": notes,
+        "hypothesis": hypothesis,
+        "next_move": next_move,
+        "auto": auto,
+    }
+
+
+def age(created_at: str) -> str:
+    try:
+        then = dt.datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return "?"
+    seconds = max(0, int((dt.datetime.now(dt.UTC) - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
