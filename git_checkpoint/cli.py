@@ -309,6 +309,7 @@ def run(task: str | None, attempts: int, command: tuple[str, ...], as_json: bool
         attempts=attempts,
         argv=list(command),
         log=progress_printer(as_json),
+        quiet_stdout=as_json,
     )
     return emit(result, as_json)
 
@@ -360,7 +361,7 @@ def demo(keep: bool, as_json: bool) -> int:
     """Run the whole loop in a temporary repository and print the real log."""
     from .commands import demo as cmd
 
-    return emit(cmd.run(keep=keep, log=progress_printer(as_json)), as_json)
+    return emit(cmd.run(keep=keep, log=progress_printer(as_json), quiet_stdout=as_json), as_json)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -392,7 +393,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if debug:
             raise
-        say_err(f"git checkpoint: internal error: {type(exc).__name__}: {exc}")
-        say_err("  (run with GIT_CHECKPOINT_DEBUG=1 for the traceback)")
+        say_err(
+            f"git checkpoint: internal error: {type(exc).__name__}: {exc} "
+            "(GIT_CHECKPOINT_DEBUG=1 shows the traceback)"
+        )
         sys.exit(4)
     sys.exit(code if isinstance(code, int) else 0)

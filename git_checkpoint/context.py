@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,9 @@ class Context:
         """The named task, else the one named after the current branch (or `detached`)."""
         if explicit is not None:
             return validate_task(explicit)
+        inside_run = os.environ.get("CHECKPOINT_TASK")
+        if inside_run:  # an agent inside `git checkpoint run` works on the loop's task
+            return validate_task(inside_run)
         _, branch = self.repo.head()
         return task_from_branch(branch)
 

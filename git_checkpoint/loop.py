@@ -7,25 +7,29 @@ and the feedback file, and the next attempt starts from the rollback point.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import state, tasks
 from .config import Config
-from .errors import UsageError
+from .errors import Refused, UsageError
 from .gitio import Repo
 from .manifest import now_iso
-from .notes import append_event, read_events
+from .notes import read_events
 from .recovery import restore_to
-from .store import resolve, save_checkpoint
+from .snapshot import capture_workspace
+from .store import same_state, save_checkpoint
 from .verify import (
     VerifierResult,
     decide,
+    interruptible,
     record_results,
     required_failed,
     run_verifiers,
@@ -58,9 +62,9 @@ class RunOutcome:
 
 
 def feedback_path(repo: Repo, task: str) -> str:
-    folder = repo.state_dir() / "feedback"
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / f"{task.replace('/', '__')}.json")
+    path = repo.state_dir() / "feedback" / f"{task}.json"  # task names are ref-safe
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
 
 
 def write_feedback(repo: Repo, task: str, attempt: int, rollback: str) -> str:
@@ -80,10 +84,12 @@ def write_feedback(repo: Repo, task: str, attempt: int, rollback: str) -> str:
     return path
 
 
-def _run_agent(argv: list[str], cwd: str, env: dict[str, str]) -> int:
+def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool) -> int:
     """Run the agent's command in the foreground; Ctrl-C reaches it and stops us too."""
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env})
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env={**os.environ, **env}, stdout=sys.stderr if to_stderr else None
+        )
     except OSError as exc:
         raise UsageError(f"cannot run {argv[0]!r}: {exc.strerror}") from None
     try:
@@ -98,22 +104,29 @@ def _run_agent(argv: list[str], cwd: str, env: dict[str, str]) -> int:
         raise
 
 
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # handled like Ctrl-C: the agent is stopped, the log says where
-
-
 def run_loop(
-    repo: Repo, config: Config, task: str, argv: list[str], attempts: int, log: Log
+    repo: Repo,
+    config: Config,
+    task: str,
+    argv: list[str],
+    attempts: int,
+    log: Log,
+    *,
+    agent_to_stderr: bool = False,
 ) -> RunOutcome:
-    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    try:
-        return _run_loop(repo, config, task, argv, attempts, log)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    """The loop; `agent_to_stderr` keeps stdout for the one JSON object under --json."""
+    with interruptible():
+        return _run_loop(repo, config, task, argv, attempts, log, agent_to_stderr)
 
 
 def _run_loop(
-    repo: Repo, config: Config, task: str, argv: list[str], attempts: int, log: Log
+    repo: Repo,
+    config: Config,
+    task: str,
+    argv: list[str],
+    attempts: int,
+    log: Log,
+    agent_to_stderr: bool,
 ) -> RunOutcome:
     if attempts < 1:
         raise UsageError("--attempts must be at least 1")
@@ -141,9 +154,13 @@ def _run_loop(
             "CHECKPOINT_FEEDBACK": feedback,
         }
         try:
-            code = _run_agent(argv, str(repo.root), env)
+            code = _run_agent(argv, str(repo.root), env, agent_to_stderr)
             if code != 0:
                 log(f"agent exited with {code}")
+            # The state the verifiers see is saved first: that is what evidence is about.
+            with _explained(log, k, rollback.id), state.locked(repo, config.lock_timeout):
+                attempt = save_checkpoint(repo, config, task, message=f"attempt {k}").checkpoint
+            log(f"checkpoint saved: {attempt.id} (attempt {k})")
             results = run_verifiers(verifiers, str(repo.root), on_result=lambda r: log(r.line()))
         except KeyboardInterrupt:
             log(f"interrupted during attempt {k}: the workspace holds the partial attempt")
@@ -152,66 +169,41 @@ def _run_loop(
             )
             return RunOutcome(task, rollback.id, done, None, True, 130)
         failing = required_failed(config, results)
+        with state.locked(repo, config.lock_timeout):
+            record_results(repo, attempt, results, "workspace")
+            status = decide(repo, config, attempt, read_events(repo, attempt.commit))
+            if not same_state(repo, capture_workspace(repo, config), attempt):
+                log(f"warning: the verifiers changed the workspace; evidence is for {attempt.id}")
+        tasks.note_verification(repo, task, attempt.id, failing, status)
         record = tasks.load_task(repo, task)
+        entry: dict[str, object] = {"attempt": k, "agent_exit": code, "checkpoint": attempt.id}
         if failing is None:
-            with state.locked(repo, config.lock_timeout):
-                saved = save_checkpoint(
-                    repo, config, task, message=f"attempt {k} passed", dedupe=False
-                ).checkpoint
-                record_results(repo, saved, results, "workspace")
-                status = decide(repo, config, saved, read_events(repo, saved.commit))
+            entry.update(result="passed", at=now_iso())
             tasks.save_task(
                 repo,
-                replace(
-                    record,
-                    attempts=record.attempts + 1,
-                    last_good_checkpoint=saved.id
-                    if status == "promoted"
-                    else record.last_good_checkpoint,
-                    history=(*record.history, {"attempt": k, "result": "passed", "at": now_iso()}),
-                ),
+                replace(record, attempts=record.attempts + 1, history=(*record.history, entry)),
             )
-            log(f"checkpoint saved: {saved.id}")
-            log(f"promoted: {saved.id}" if status == "promoted" else f"status: {status}")
-            done.append(Attempt(k, code, results, True, saved.id))
-            state.log_event(repo, "run", task=task, attempt=k, result="passed", checkpoint=saved.id)
-            return RunOutcome(task, rollback.id, done, saved.id, False, 0)
+            log(f"promoted: {attempt.id}" if status == "promoted" else f"status: {status}")
+            done.append(Attempt(k, code, results, True, attempt.id))
+            state.log_event(
+                repo, "run", task=task, attempt=k, result="passed", checkpoint=attempt.id
+            )
+            promoted = attempt.id if status == "promoted" else None
+            return RunOutcome(task, rollback.id, done, promoted, False, 0 if promoted else 1)
 
-        tasks.note_verification(repo, task, rollback.id, failing, "rejected")
-        record = tasks.load_task(repo, task)
-        tasks.save_task(
-            repo,
-            replace(
-                record,
-                attempts=record.attempts + 1,
-                history=(
-                    *record.history,
-                    {
-                        "attempt": k,
-                        "result": "failed",
-                        "verifier": failing.name,
-                        "exit_code": failing.exit_code,
-                        "at": now_iso(),
-                    },
-                ),
-            ),
+        entry.update(
+            result="failed", verifier=failing.name, exit_code=failing.exit_code, at=now_iso()
         )
-        with state.locked(repo, config.lock_timeout):
+        tasks.save_task(
+            repo, replace(record, attempts=record.attempts + 1, history=(*record.history, entry))
+        )
+        with _explained(log, k, rollback.id), state.locked(repo, config.lock_timeout):
             report = restore_to(repo, config, task, rollback, move_head=True)
-            kept = report.safety_checkpoint
-            if kept:
-                kept_cp = resolve(repo, kept, task)
-                record_results(repo, kept_cp, results, "workspace")
-                append_event(
-                    repo,
-                    kept_cp.commit,
-                    {"event": "rejected", "rule": config.promotion_rule, "failed": [failing.name]},
-                )
-        state.log_event(repo, "run", task=task, attempt=k, result="failed", kept=kept)
-        done.append(Attempt(k, code, results, False, kept))
+        state.log_event(repo, "run", task=task, attempt=k, result="failed", kept=attempt.id)
+        done.append(Attempt(k, code, results, False, attempt.id))
         log(
             f"restored {rollback.id}: {len(report.brought_back)} written back, "
-            f"{len(report.removed)} removed (failed attempt kept as {kept})"
+            f"{len(report.removed)} removed (failed attempt kept as {attempt.id})"
         )
         log(f"workspace status: {report.workspace_status}")
         if k < attempts:
@@ -224,3 +216,14 @@ def _run_loop(
             hint = record.next_move or f"read `git checkpoint resume` and fix {failing.name}"
             log(f"next action: {hint}")
     return RunOutcome(task, rollback.id, done, None, False, 1)
+
+
+@contextlib.contextmanager
+def _explained(log: Log, attempt: int, rollback: str) -> Iterator[None]:
+    """A refusal mid-loop (overlay over its limit, lock held) leaves the attempt in place."""
+    try:
+        yield
+    except Refused:
+        log(f"stopped at attempt {attempt}: the workspace holds that attempt")
+        log(f"rollback point: {rollback}  (git checkpoint restore {rollback} --move-head)")
+        raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .errors import GitFailed
 from .gitio import Repo
 from .manifest import now_iso
 from .state import json_lines
@@ -18,11 +19,16 @@ NOTES_REF = "refs/notes/checkpoints"
 
 def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
     """The JSON Lines note on a checkpoint; lines that are not JSON objects are skipped."""
+    import pygit2
+
     try:
         note = repo.odb.lookup_note(commit, NOTES_REF)
+        text = str(note.message)
     except KeyError:
         return []
-    events = json_lines(str(note.message))
+    except (pygit2.GitError, ValueError) as exc:  # the notes ref points at something odd
+        raise GitFailed([f"notes --ref={NOTES_REF}", "show"], 128, str(exc)) from None
+    events = json_lines(text)
     events.sort(key=lambda e: str(e.get("at", "")))
     return events
 

@@ -77,7 +77,8 @@ def validate_task(task: str) -> str:
     parts = task.split("/")
     if (
         not task
-        or any(not _TASK_PART.match(p) or p.endswith(".lock") or _ID.match(p) for p in parts)
+        or ".." in task
+        or any(not _TASK_PART.match(p) or p.endswith((".lock", ".")) or _ID.match(p) for p in parts)
         or parts[0] == "remotes"
     ):
         raise UsageError(
@@ -306,8 +307,10 @@ def save_checkpoint(
     if snapshot is None:
         snapshot = capture_workspace(repo, config)
     existing = task_checkpoints(repo, task)
-    if dedupe and existing and same_state(repo, snapshot, existing[-1]):
-        return SaveOutcome(existing[-1], created=False, snapshot=snapshot)
+    # Safety checkpoints are restore's bookkeeping, not the task's history: never "the latest".
+    normal = [c for c in existing if not c.is_safety]
+    if dedupe and normal and same_state(repo, snapshot, normal[-1]):
+        return SaveOutcome(normal[-1], created=False, snapshot=snapshot)
     number = max([state.read_high_water(repo, task)] + [c.number for c in existing]) + 1
     stamp = dt.datetime.now(dt.UTC)
     verifiers = [

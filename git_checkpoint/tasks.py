@@ -105,4 +105,6 @@ def note_verification(
         )
     if status == "promoted":
         record = replace(record, last_good_checkpoint=checkpoint)
+    elif status == "rejected" and record.last_good_checkpoint == checkpoint:
+        record = replace(record, last_good_checkpoint=None)  # new evidence against it
     return save_task(repo, record)

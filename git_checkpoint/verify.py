@@ -7,12 +7,13 @@ tail is kept, however much the command prints.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -155,6 +156,21 @@ def run_verifiers(
     return results
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # handled like Ctrl-C: children are killed, the log says where
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop us the way Ctrl-C does, so no verifier or agent outlives us."""
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def select_verifiers(config: Config, names: tuple[str, ...] = ()) -> tuple[Verifier, ...]:
     from .errors import UsageError
 
@@ -167,7 +183,7 @@ def select_verifiers(config: Config, names: tuple[str, ...] = ()) -> tuple[Verif
     unknown = [n for n in names if n not in known]
     if unknown:
         raise UsageError(f"unknown verifier {unknown[0]!r} (configured: {', '.join(known)})")
-    return tuple(known[n] for n in names)
+    return tuple(known[n] for n in dict.fromkeys(names))
 
 
 # --- the promotion rule ----------------------------------------------------------------
@@ -215,9 +231,10 @@ def decide(repo: Repo, config: Config, cp: Checkpoint, events: list[dict[str, An
 
     missing = missing_evidence(config, events)
     latest = latest_results(events)
-    failed = [
-        n for n, e in latest.items() if e.get("status") != "passed" and e.get("required", True)
-    ]
+    counted = {
+        v.name for v in config.verifiers if v.required or config.promotion_rule == "all_pass"
+    }
+    failed = [n for n, e in latest.items() if e.get("status") != "passed" and n in counted]
     if not missing:
         append_event(repo, cp.commit, {"event": "promoted", "rule": config.promotion_rule})
         return "promoted"

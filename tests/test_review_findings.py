@@ -4,6 +4,7 @@ crashed, or said `clean` when it was not.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -180,3 +181,116 @@ def test_sigterm_stops_the_agent_too(repo: Repo) -> None:
 
 def test_empty_task_name_is_bad_usage(repo: Repo) -> None:
     repo.cp("list", "--task", "", expect=2)
+
+
+# --- second round -----------------------------------------------------------------------
+
+
+def test_promoted_checkpoint_holds_what_the_verifiers_saw(repo: Repo) -> None:
+    configure(repo, verifier("c", "grep -q good src/app.py && echo generated > src/app.py"))
+    out = repo.cp("run", "--attempts", "1", "--", "sh", "-c", "echo good > src/app.py").stdout
+    assert "warning: the verifiers changed the workspace" in out
+    promoted = next(line for line in out.splitlines() if line.startswith("promoted: "))
+    cp_id = promoted.split()[-1]
+    assert repo.git("show", f"refs/checkpoints/main/{cp_id}:src/app.py") == "good\n"
+
+
+def test_safety_checkpoints_are_never_the_latest(repo: Repo) -> None:
+    configure(repo, verifier("a", "true"))
+    repo.cp("save", "-m", "one")
+    repo.cp("restore", "cp_001")  # safety cp_002 equals the workspace
+    assert "unchanged since cp_001" in repo.cp("save").stdout
+    out = repo.cp("verify").stdout
+    assert "main/cp_001 promoted" in out
+    repo.write("src/app.py", "drift\n")
+    repo.cp("restore")  # safety cp_003 holds the drift
+    assert "unchanged since cp_001" in repo.cp("save").stdout
+
+
+def test_run_json_keeps_stdout_for_the_json(repo: Repo) -> None:
+    configure(repo, verifier("a", "true"))
+    proc = repo.cp("run", "--json", "--attempts", "1", "--", "echo", "agent talking")
+    data = json.loads(proc.stdout)
+    assert data["promoted"] and "agent talking" in proc.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_signals_stop_verify_and_its_verifier(repo: Repo, sig: signal.Signals) -> None:
+    pidfile = repo.path.parent / "verifier.pid"
+    configure(repo, verifier("slow", f"echo $$ > {pidfile}; exec sleep 60"))
+    proc = subprocess.Popen(
+        ["git-checkpoint", "verify"],
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(sig)
+    proc.communicate(timeout=30)
+    pid = int(pidfile.read_text())
+    time.sleep(0.3)
+    status = Path(f"/proc/{pid}/status")
+    assert not status.exists() or "zombie" in status.read_text()
+
+
+def test_all_pass_rejects_on_an_optional_failure(repo: Repo) -> None:
+    repo.write(
+        ".checkpoint.yaml",
+        "promotion_rule: all_pass\nverifiers:\n  - {name: a, command: 'true'}\n"
+        "  - {name: o, command: 'false', required: false}\n",
+    )
+    repo.commit_all("all_pass")
+    repo.cp("verify", expect=1)
+    assert repo.cp_json("show", "@")["status"] == "rejected"
+
+
+def test_last_good_follows_promotion_and_rejection(repo: Repo) -> None:
+    configure(repo, verifier("a", "test ! -f broken"))
+    repo.cp("save")
+    repo.cp("promote", "cp_001", "--force", "--reason", "checked by hand")
+    assert repo.cp_json("status")["last_good"] == "cp_001"
+    repo.write("broken", "x\n")
+    repo.git("add", "broken")
+    repo.git("commit", "-qm", "break")
+    repo.cp("verify", "cp_001", expect=0)  # verified in a worktree of cp_001: still good
+    assert repo.cp_json("status")["last_good"] == "cp_001"
+    repo.cp("save")
+    repo.cp("verify", "cp_002", expect=1)
+    assert repo.cp_json("promote", "cp_002", expect=1)["status"] == "rejected"
+
+
+def test_overlay_limit_mid_run_says_where_the_workspace_stands(repo: Repo) -> None:
+    repo.write(
+        ".checkpoint.yaml",
+        "verifiers:\n  - {name: a, command: 'test -f fixed'}\nlimits: {overlay_max_files: 5}\n",
+    )
+    repo.commit_all("limits")
+    agent = "for i in 1 2 3 4 5 6 7 8; do echo $i > g$i; done"
+    proc = repo.cp("run", "--attempts", "2", "--", "sh", "-c", agent, expect=3)
+    assert "stopped at attempt 1" in proc.stdout and "rollback point: cp_001" in proc.stdout
+    assert "overlay too large" in proc.stderr
+
+
+def test_an_agent_saving_inside_run_saves_into_the_loops_task(repo: Repo) -> None:
+    configure(repo, verifier("a", "true"))
+    agent = "echo x > new.txt; git checkpoint save --hypothesis 'from the agent'"
+    repo.cp("run", "--task", "feat/x", "--attempts", "1", "--", "sh", "-c", agent)
+    assert repo.cp_json("resume", "--task", "feat/x")["hypothesis"] == "from the agent"
+    assert repo.cp_json("list")["checkpoints"] == []  # nothing landed in task main
+
+
+@pytest.mark.parametrize("bad", ["a..b", "a.", "remotes/x", ""])
+def test_bad_task_names_are_exit_2(repo: Repo, bad: str) -> None:
+    proc = repo.cp("save", "--task", bad, expect=2)
+    assert proc.stderr.count("\n") == 1
+
+
+def test_a_broken_notes_ref_is_one_line(repo: Repo) -> None:
+    repo.cp("save")
+    junk = repo.git("hash-object", "-w", "--stdin", input=b"not a notes commit\n").strip()
+    repo.git("update-ref", "refs/notes/checkpoints", junk)
+    proc = repo.cp("list", expect=4)
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

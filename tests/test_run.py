@@ -62,7 +62,8 @@ def test_fails_once_then_passes(repo: Repo) -> None:
     assert "attempt 1/3" in out and "attempt 2/3" in out and "attempt 3/3" not in out
     assert "workspace status: clean" in out
     assert "next action:" in out
-    assert "promoted: cp_003" in out  # cp_002 keeps the failed attempt
+    # cp_002 is attempt 1 as verified (rejected), cp_003 the safety checkpoint of the rollback
+    assert "promoted: cp_004" in out
     runs = agent_log(repo)
     assert runs[0]["feedback"]["last_failing_verifier"] is None  # type: ignore[index]
     second = runs[1]["feedback"]
@@ -72,13 +73,15 @@ def test_fails_once_then_passes(repo: Repo) -> None:
     assert not (repo.path / "residue/attempt-1.tmp").exists()
     assert (repo.path / "src/app.py").read_text() == "print('right')\n"
     listed = {c["id"]: c for c in repo.cp_json("list", "--task", "fix")["checkpoints"]}
-    assert listed["cp_003"]["status"] == "promoted"
-    assert listed["cp_002"]["status"] == "rejected" and listed["cp_002"]["safety"]
+    assert listed["cp_004"]["status"] == "promoted"
+    assert listed["cp_002"]["status"] == "rejected" and not listed["cp_002"]["safety"]
+    assert listed["cp_003"]["safety"]
     failed_attempt = repo.git("show", "refs/checkpoints/fix/cp_002:src/app.py")
     assert failed_attempt == "print('wrong')\n"
     brief = repo.cp_json("resume", "--task", "fix")
     assert brief["attempts"] == 2
-    assert brief["last_good_checkpoint"] == "cp_003"
+    assert brief["last_good_checkpoint"] == "cp_004"
+    assert brief["last_failing_verifier"]["checkpoint"] == "cp_002"  # where the evidence is
     assert brief["hypothesis"] == "app prints the wrong word"
 
 
@@ -98,7 +101,7 @@ def test_all_attempts_fail_and_workspace_is_the_rollback_point(repo: Repo) -> No
     brief = repo.cp("resume").stdout
     assert "last failing verifier: unit (exit 1)" in brief
     assert "assertion failed: 1 != 2" in brief
-    events = note_events(repo, "refs/checkpoints/main/cp_003")
+    events = note_events(repo, "refs/checkpoints/main/cp_004")  # attempt 2
     assert events[-1]["event"] == "rejected"
 
 

@@ -203,5 +203,5 @@ def test_demo_runs(tmp_path: object) -> None:
     out = proc.stdout
     assert "verifier: unit" in out and "failed (exit 1)" in out
     assert "workspace status: clean" in out
-    assert "promoted: cp_003" in out
+    assert "promoted: cp_004" in out
     assert "demo done" in out

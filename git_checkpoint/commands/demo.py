@@ -64,7 +64,7 @@ class DemoResult:
         return out
 
 
-def run(*, keep: bool, log: Callable[[str], None]) -> DemoResult:
+def run(*, keep: bool, log: Callable[[str], None], quiet_stdout: bool = False) -> DemoResult:
     base = Path(tempfile.mkdtemp(prefix="git-checkpoint-demo-"))
     work = base / "project"
     try:
@@ -92,7 +92,15 @@ def run(*, keep: bool, log: Callable[[str], None]) -> DemoResult:
         log("demo: the agent's command: python agent.py (wrong once, then right)")
         repo = Repo.discover(work)
         config = load_config(repo.root, repo.checkpoint_config())
-        outcome = run_loop(repo, config, "fix-add", [sys.executable, str(agent)], 3, log)
+        outcome = run_loop(
+            repo,
+            config,
+            "fix-add",
+            [sys.executable, str(agent)],
+            3,
+            log,
+            agent_to_stderr=quiet_stdout,
+        )
         return DemoResult(
             str(work) if keep else None,
             outcome.promoted,

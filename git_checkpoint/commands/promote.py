@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import state
+from .. import state, tasks
 from ..context import Context
 from ..errors import UsageError
-from ..notes import append_event, read_events
+from ..notes import append_event, derive_status, read_events
 from ..store import resolve
 from ..verify import missing_evidence
 
@@ -40,10 +40,11 @@ def run(ctx: Context, name: str, *, force: bool, reason: str | None) -> PromoteR
     repo = ctx.repo
     with state.locked(repo, ctx.config.lock_timeout):
         cp = resolve(repo, name, ctx.task())
-        missing = missing_evidence(ctx.config, read_events(repo, cp.commit))
+        events = read_events(repo, cp.commit)
+        missing = missing_evidence(ctx.config, events)
         if missing and not force:
-            return PromoteResult(cp.name, "candidate", False, missing, None, 1)
-        if force:
+            return PromoteResult(cp.name, derive_status(events), False, missing, None, 1)
+        if missing:  # forced: the evidence is short, so say who vouched and why
             append_event(
                 repo,
                 cp.commit,
@@ -55,6 +56,8 @@ def run(ctx: Context, name: str, *, force: bool, reason: str | None) -> PromoteR
                 },
             )
         else:
-            append_event(repo, cp.commit, {"event": "promoted", "rule": ctx.config.promotion_rule})
-        state.log_event(repo, "promote", checkpoint=cp.name, forced=force, reason=reason)
-    return PromoteResult(cp.name, "promoted", force, missing, reason, 0)
+            event = {"event": "promoted", "rule": ctx.config.promotion_rule}
+            append_event(repo, cp.commit, {**event, "reason": reason} if reason else event)
+        tasks.update_task(repo, cp.task, last_good_checkpoint=cp.id)
+        state.log_event(repo, "promote", checkpoint=cp.name, forced=bool(missing), reason=reason)
+    return PromoteResult(cp.name, "promoted", bool(missing), missing, reason, 0)

@@ -9,6 +9,15 @@ from ..loop import RunOutcome, run_loop
 
 
 def run(
-    ctx: Context, *, task: str | None, attempts: int, argv: list[str], log: Callable[[str], None]
+    ctx: Context,
+    *,
+    task: str | None,
+    attempts: int,
+    argv: list[str],
+    log: Callable[[str], None],
+    quiet_stdout: bool = False,
 ) -> RunOutcome:
-    return run_loop(ctx.repo, ctx.config, ctx.task(task), argv, attempts, log)
+    """`quiet_stdout`: under --json the agent's output goes to stderr, as the log does."""
+    return run_loop(
+        ctx.repo, ctx.config, ctx.task(task), argv, attempts, log, agent_to_stderr=quiet_stdout
+    )

@@ -13,6 +13,7 @@ from ..store import Checkpoint, resolve, same_state, save_checkpoint
 from ..verify import (
     VerifierResult,
     decide,
+    interruptible,
     record_results,
     required_failed,
     run_verifiers,
@@ -63,13 +64,16 @@ def run(
     def show(result: VerifierResult) -> None:
         progress(result.line())
 
-    if in_place:
-        results = run_verifiers(verifiers, str(repo.root), on_result=show)
-        where = "workspace"
-    else:
-        with checkpoint_worktree(repo, cp) as path:
-            results = run_verifiers(verifiers, str(path), on_result=show)
-        where = "temporary worktree"
+    with interruptible():
+        if in_place:
+            results = run_verifiers(verifiers, str(repo.root), on_result=show)
+            where = "workspace"
+        else:
+            with checkpoint_worktree(repo, cp) as path:
+                results = run_verifiers(verifiers, str(path), on_result=show)
+            where = "temporary worktree"
+    if in_place and not same_state(repo, capture_workspace(repo, ctx.config), cp):
+        progress(f"warning: the verifiers changed the workspace; evidence is for {cp.name}")
     with state.locked(repo, ctx.config.lock_timeout):
         record_results(repo, cp, results, where)
         status = decide(repo, ctx.config, cp, read_events(repo, cp.commit))
