@@ -13,12 +13,16 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from . import __version__
 from .errors import CheckpointError
+
+if TYPE_CHECKING:
+    from .context import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,7 +90,7 @@ def progress_printer(as_json: bool) -> Callable[[str], None]:
     return say
 
 
-def _from_cwd(root: Any, path: str) -> str:
+def _from_cwd(root: Path, path: str) -> str:
     """An --include path, given like a git pathspec (from the current folder), from the root."""
     from .config import include_problem
     from .errors import UsageError
@@ -105,12 +109,16 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
 
 
-def context() -> Any:
+def context() -> Context:
     from .context import load_context
     from .restore import read_journal
 
     ctx = load_context()
-    journal = read_journal(ctx.repo)
+    try:
+        journal = read_journal(ctx.repo)
+    except CheckpointError as exc:  # `undo` sets it aside; every command says so meanwhile
+        say_err(f"warning: {exc}; `git checkpoint undo` goes back to before that restore")
+        return ctx
     if journal is not None:
         say_err(
             f"warning: a restore of {journal.target_name} was interrupted; run "

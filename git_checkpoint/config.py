@@ -81,6 +81,9 @@ class Config:
     lock_timeout: float = 30.0
     source: str | None = None  # the file read, if any
 
+    def counts_for_promotion(self, verifier: Verifier) -> bool:
+        return verifier.required or self.promotion_rule == "all_pass"
+
     def with_include(self, extra: tuple[str, ...]) -> Config:
         for path in extra:
             problem = include_problem(path)
@@ -379,8 +382,10 @@ def apply_git_config(cfg: Config, pairs: list[tuple[str, str]]) -> Config:
             exclude.append(value)
         elif key in ("overlaymaxbytes", "overlaymaxfiles", "locktimeout"):
             number = parse_size(value) if key == "overlaymaxbytes" else _to_number(value)
-            if number is None or number <= 0:
-                raise UsageError(f"{where}: expected a positive number, got {value!r}")
+            whole = key != "locktimeout"
+            if number is None or number <= 0 or (whole and number != int(number)):
+                kind = "a positive whole number" if whole else "a positive number"
+                raise UsageError(f"{where}: expected {kind}, got {value!r}")
             name = {
                 "overlaymaxbytes": "overlay_max_bytes",
                 "overlaymaxfiles": "overlay_max_files",

@@ -8,10 +8,13 @@ so that paths which never need it (hooks) start fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,11 +39,13 @@ def run_git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git argv…` and return the completed process; raise GitFailed on error."""
-    full_env = None
-    if env is not None:
-        full_env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-        full_env.update(env)
+    """Run `git argv…` and return the completed process; raise GitFailed on error.
+
+    GIT_DIR, GIT_INDEX_FILE and friends from our own environment never reach git (hooks
+    run with them set): each call names its repository by `cwd`, its index by `env`.
+    """
+    full_env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    full_env.update(env or {})
     try:
         proc = subprocess.run(
             ["git", *argv],
@@ -57,6 +62,11 @@ def run_git(
     return proc
 
 
+def nul_list(paths: Iterable[str]) -> bytes:
+    """Paths as `-z --stdin` wants them."""
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
 @dataclass
 class Repo:
     """A work tree and its repository."""
@@ -64,10 +74,10 @@ class Repo:
     root: Path  # top of the work tree
     git_dir: Path  # this worktree's git dir (index, HEAD)
     common_dir: Path  # shared across linked worktrees (refs, objects, our state)
-    _env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def discover(cls, cwd: str | Path | None = None) -> Repo:
+    def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:
+        """The repository of `cwd`; `user_env`: honour the user's GIT_DIR/GIT_WORK_TREE."""
         where = Path(cwd) if cwd is not None else Path.cwd()
         argv = [
             "rev-parse",
@@ -76,7 +86,10 @@ class Repo:
             "--absolute-git-dir",
             "--git-common-dir",
         ]
-        proc = run_git(argv, where, check=False)
+        # The one call that honours GIT_DIR / GIT_WORK_TREE, if the user set them.
+        names = ("GIT_DIR", "GIT_WORK_TREE") if user_env else ()
+        inherited = {k: os.environ[k] for k in names if k in os.environ}
+        proc = run_git(argv, where, check=False, env=inherited)
         if proc.returncode != 0:
             msg = proc.stderr.decode(errors="replace").strip().splitlines()
             reason = msg[0].lower() if msg else "not a git repository"
@@ -87,6 +100,13 @@ class Repo:
         if len(lines) != 3:
             raise UsageError(f"not inside a git work tree (a bare repository?): {where}")
         root, git_dir, common = (Path(x) for x in lines)
+        if inherited:
+            plain = run_git(["rev-parse", "--absolute-git-dir"], root, check=False)
+            if Path(plain.stdout.decode().strip()) != git_dir:
+                raise UsageError(
+                    f"GIT_DIR={os.environ.get('GIT_DIR', '')} is not the git dir of the work "
+                    f"tree {root}: run git checkpoint without it, from the work tree"
+                )
         return cls(root=root, git_dir=git_dir, common_dir=common)
 
     # --- the CLI ---------------------------------------------------------------
@@ -98,12 +118,7 @@ class Repo:
         env: Mapping[str, str] | None = None,
     ) -> bytes:
         """Run git in the work tree; return stdout. Raises GitFailed with git's message."""
-        merged = {**self._env, **(env or {})} or None
-        return run_git(list(args), self.root, stdin=stdin, env=merged).stdout
-
-    def git_ok(self, *args: str, env: Mapping[str, str] | None = None) -> bool:
-        merged = {**self._env, **(env or {})} or None
-        return run_git(list(args), self.root, env=merged, check=False).returncode == 0
+        return run_git(list(args), self.root, stdin=stdin, env=env).stdout
 
     def git_lines(self, *args: str, env: Mapping[str, str] | None = None) -> list[str]:
         """Run a `-z` git command and split its NUL-separated output."""
@@ -120,6 +135,18 @@ class Repo:
             return pygit2.Repository(str(self.root))
         except pygit2.GitError as exc:
             raise GitFailed(["(pygit2) open", str(self.root)], 128, str(exc)) from exc
+
+    @contextlib.contextmanager
+    def temp_index(self, seed: Path | None = None) -> Iterator[dict[str, str]]:
+        """A scratch index in the git dir (a copy of `seed`, mtime kept, or empty); yields
+        the environment that points git at it. The user's index is never written.
+        """
+        with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=self.git_dir) as tmp:
+            index = Path(tmp) / "index"
+            if seed is not None and seed.exists():
+                # copy2 keeps the mtime: a fresh one would hide racily-clean edits.
+                shutil.copy2(seed, index)
+            yield {"GIT_INDEX_FILE": str(index)}
 
     def state_dir(self) -> Path:
         """Our local, unshared state: shared by all linked worktrees of the repository."""
@@ -142,23 +169,6 @@ class Repo:
             ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
         branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
         return self.resolve_ref("HEAD^{commit}"), branch
-
-    def resolve_commit(self, rev: str) -> str | None:
-        import pygit2
-
-        try:
-            obj = self.odb.revparse_single(rev)
-            commit = obj.peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            return None
-        return str(commit.id)
-
-    def refs_under(self, prefix: str) -> Iterator[tuple[str, str]]:
-        """(ref name, target id) of every ref under prefix, sorted by name."""
-        out = self.git("for-each-ref", "--format=%(refname)%00%(objectname)", prefix)
-        for line in out.decode("utf-8", "surrogateescape").splitlines():
-            name, _, oid = line.partition("\0")
-            yield name, oid
 
     def create_ref(self, name: str, oid: str, reason: str) -> bool:
         """Create ref `name` at `oid` with a reflog entry; False if it already exists."""

@@ -1,8 +1,10 @@
 """The run loop (design.md §8): save, attempt, verify, promote or roll back, again.
 
-Each failed attempt is kept (it is the safety checkpoint of the rollback, with the
-verifier results and a `rejected` event on it), its lesson goes into the task record
-and the feedback file, and the next attempt starts from the rollback point.
+Each attempt's workspace is saved as a checkpoint before its verifiers run, so the
+evidence is about exactly that state: it is promoted, or marked rejected and kept while
+the workspace is restored to the rollback point (that restore takes its own safety
+checkpoint, as every restore does). The lesson goes into the task record and the
+feedback file, and the next attempt starts from the rollback point.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from . import state, tasks
 from .config import Config
 from .errors import Refused, UsageError
 from .gitio import Repo
-from .manifest import now_iso
 from .notes import read_events
 from .recovery import restore_to
 from .snapshot import capture_workspace
+from .state import now_iso
 from .store import same_state, save_checkpoint
 from .verify import (
     VerifierResult,
@@ -133,9 +135,12 @@ def _run_loop(
     if not argv:
         raise UsageError("nothing to run: git checkpoint run -- CMD…")
     verifiers = select_verifiers(config)
+    run_id = "run_" + now_iso().replace("-", "_").replace(":", "").replace("T", "_").rstrip("Z")
     log(f"task: {task}")
     with state.locked(repo, config.lock_timeout):
-        outcome = save_checkpoint(repo, config, task, message="rollback point before run")
+        outcome = save_checkpoint(
+            repo, config, task, message="rollback point before run", run_id=run_id
+        )
     rollback = outcome.checkpoint
     log(
         f"checkpoint saved: {rollback.id}"
@@ -159,7 +164,9 @@ def _run_loop(
                 log(f"agent exited with {code}")
             # The state the verifiers see is saved first: that is what evidence is about.
             with _explained(log, k, rollback.id), state.locked(repo, config.lock_timeout):
-                attempt = save_checkpoint(repo, config, task, message=f"attempt {k}").checkpoint
+                attempt = save_checkpoint(
+                    repo, config, task, message=f"attempt {k}", run_id=run_id
+                ).checkpoint
             log(f"checkpoint saved: {attempt.id} (attempt {k})")
             results = run_verifiers(verifiers, str(repo.root), on_result=lambda r: log(r.line()))
         except KeyboardInterrupt:

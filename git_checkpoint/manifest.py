@@ -13,6 +13,7 @@ import yaml
 
 from .gitio import Repo
 from .snapshot import Snapshot
+from .state import now_iso
 
 MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
 
@@ -53,10 +54,6 @@ def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
     if not isinstance(data.get("auto", False), bool | str):
         return data, "manifest auto is neither true/false nor a word"
     return data, None
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def repo_slug(repo: Repo) -> str | None:

@@ -11,24 +11,25 @@ from typing import Any
 
 from .errors import GitFailed
 from .gitio import Repo
-from .manifest import now_iso
-from .state import json_lines
+from .state import json_lines, now_iso
 
 NOTES_REF = "refs/notes/checkpoints"
 
 
-def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
-    """The JSON Lines note on a checkpoint; lines that are not JSON objects are skipped."""
+def _note_text(repo: Repo, commit: str) -> str:
     import pygit2
 
     try:
-        note = repo.odb.lookup_note(commit, NOTES_REF)
-        text = str(note.message)
+        return str(repo.odb.lookup_note(commit, NOTES_REF).message)
     except KeyError:
-        return []
+        return ""
     except (pygit2.GitError, ValueError) as exc:  # the notes ref points at something odd
         raise GitFailed([f"notes --ref={NOTES_REF}", "show"], 128, str(exc)) from None
-    events = json_lines(text)
+
+
+def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
+    """The events on a checkpoint, oldest first; lines that are not JSON objects skipped."""
+    events = json_lines(_note_text(repo, commit))
     events.sort(key=lambda e: str(e.get("at", "")))
     return events
 
@@ -38,17 +39,17 @@ def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, An
     import pygit2
 
     record = {"at": now_iso(), **event}
-    try:
-        text = str(repo.odb.lookup_note(commit, NOTES_REF).message).rstrip("\n")
-    except KeyError:
-        text = ""
+    text = _note_text(repo, commit).rstrip("\n")
     line = json.dumps(record, sort_keys=True, ensure_ascii=False)
     body = f"{text}\n{line}\n" if text else f"{line}\n"
     try:
         who = repo.odb.default_signature
     except (KeyError, pygit2.GitError):
         who = pygit2.Signature("git-checkpoint", "git-checkpoint@localhost")
-    repo.odb.create_note(body, who, who, commit, NOTES_REF, True)
+    try:
+        repo.odb.create_note(body, who, who, commit, NOTES_REF, True)
+    except (pygit2.GitError, ValueError) as exc:
+        raise GitFailed([f"notes --ref={NOTES_REF}", "add"], 128, str(exc)) from None
     return record
 
 
@@ -63,10 +64,15 @@ def derive_status(events: list[dict[str, Any]]) -> str:
     return status
 
 
-def verifier_summary(events: list[dict[str, Any]]) -> dict[str, str]:
-    """The latest result of each verifier: name -> passed / failed / error."""
-    latest: dict[str, str] = {}
+def latest_results(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The latest `verifier` event of each verifier, by name."""
+    latest: dict[str, dict[str, Any]] = {}
     for event in events:
         if event.get("event") == "verifier" and isinstance(event.get("name"), str):
-            latest[event["name"]] = str(event.get("status", "unknown"))
+            latest[event["name"]] = event
     return latest
+
+
+def verifier_summary(events: list[dict[str, Any]]) -> dict[str, str]:
+    """The latest result of each verifier: name -> passed / failed / error."""
+    return {name: str(e.get("status", "unknown")) for name, e in latest_results(events).items()}

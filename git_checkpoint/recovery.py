@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from .config import CONFIG_NAME, Config, load_config
 from .errors import Refused, UsageError
 from .gitio import ZERO_OID, Repo
-from .manifest import now_iso
 from .restore import (
     Journal,
     Plan,
@@ -22,9 +21,11 @@ from .restore import (
     plan_restore,
     prune_empty_parents,
     read_journal,
+    set_journal_aside,
     write_journal,
 )
 from .snapshot import capture_workspace, list_overlay_candidates, split_overlay
+from .state import now_iso
 from .store import (
     SAFETY,
     Checkpoint,
@@ -92,7 +93,7 @@ def _listing(label: str, paths: list[str], limit: int = 20) -> list[str]:
     return out
 
 
-def head_refusal(repo: Repo, target: Checkpoint, head: str | None, branch: str | None) -> Refused:
+def head_refusal(target: Checkpoint, head: str | None, branch: str | None) -> Refused:
     where = f"branch {branch!r}" if branch else "a detached HEAD"
     at = head[:12] if head else "no commit yet"
     saved_on = target.manifest.get("branch")
@@ -139,7 +140,7 @@ def restore_to(
     head_move: HeadMove | None = None
     if head != target.base:
         if not (move_head or keep_head):
-            raise head_refusal(repo, target, head, branch)
+            raise head_refusal(target, head, branch)
         if move_head:
             if target.base is None:
                 raise Refused(
@@ -188,12 +189,13 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
     if journal is None:
         raise UsageError("no interrupted restore to continue")
     target = resolve(repo, journal.target, task)
-    head, _ = repo.head()
+    head, branch = repo.head()
     head_move = None
-    if journal.move_head and journal.head_to and head == journal.head_from:
-        _, branch = repo.head()
+    if journal.move_head and journal.head_to and head != journal.head_to:
+        if head != journal.head_from:  # committed since the interruption: never drop that
+            raise head_refusal(target, head, branch)
         ref = f"refs/heads/{branch}" if branch else "HEAD"
-        head_move = HeadMove(ref, head, journal.head_to, [])
+        head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
     plan = plan_restore(repo, capture_workspace(repo, config), target)
     swept = _carry_out(repo, config, journal, plan, target)
     return _report(target, journal.safety_name, plan, head_move, dry_run=False, swept=swept)
@@ -205,11 +207,11 @@ def _carry_out(
     """Move HEAD, apply the plan, sweep what new ignore rules uncover; return swept paths."""
     if journal.move_head and journal.head_to:
         head, _ = repo.head()
-        if head != journal.head_to:
+        if head != journal.head_to:  # compare-and-swap from where the restore found HEAD
             repo.update_ref(
                 "HEAD",
                 journal.head_to,
-                head or ZERO_OID,
+                journal.head_from or ZERO_OID,
                 f"checkpoint: restore {journal.target_name} (--move-head)",
             )
     apply_plan(repo, plan)
@@ -293,7 +295,11 @@ def undo(
     (a new commit), undo refuses like restore does, unless told --move-head/--keep-head.
     After an interrupted restore, it goes back to the state from before it.
     """
-    journal = read_journal(repo)
+    try:
+        journal = read_journal(repo)
+    except UsageError:  # unreadable: set it aside; the latest safety checkpoint is the way back
+        set_journal_aside(repo)
+        journal = None
     if journal is not None and journal.safety:
         target = resolve(repo, journal.safety, task)
     else:

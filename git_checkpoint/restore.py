@@ -12,15 +12,14 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import Refused, UsageError
-from .gitio import ZERO_OID, Repo
-from .snapshot import Snapshot
+from .gitio import ZERO_OID, Repo, nul_list
+from .snapshot import MARK_OPTIONS, Snapshot
 from .state import write_atomic
 from .store import Checkpoint, trees_of
 
@@ -41,7 +40,6 @@ class Write:
 
 @dataclass(frozen=True)
 class Plan:
-    target: str  # the target checkpoint's commit
     index_tree: str
     writes: tuple[Write, ...]
     removes: tuple[str, ...]
@@ -52,7 +50,7 @@ class Plan:
 
 
 def _is_hostile_component(part: str) -> bool:
-    if part in ("", ".", "..") or "/" in part or "\\" in part or "\0" in part:
+    if part in ("", ".", "..") or "\\" in part or "\0" in part:
         return True
     folded = part.rstrip(". ").lower()
     return folded in (".git", "git~1")
@@ -71,16 +69,15 @@ class TreeView:
         self.odb = odb
         self.worktree: Any = odb[worktree]
         self.worktree_id = worktree
-        self.overlay_id = overlay
         self.overlay: dict[str, Entry] = {}
         if overlay is not None:
-            self._walk(odb[overlay], "", self.overlay)
+            self.walk(odb[overlay], "", self.overlay)
 
-    def _walk(self, tree: Any, prefix: str, out: dict[str, Entry]) -> None:
+    def walk(self, tree: Any, prefix: str, out: dict[str, Entry]) -> None:
         for entry in tree:
             path = f"{prefix}{entry.name}"
             if entry.filemode == 0o040000:
-                self._walk(self.odb[entry.id], f"{path}/", out)
+                self.walk(self.odb[entry.id], f"{path}/", out)
             else:
                 out[path] = (int(entry.filemode), str(entry.id))
 
@@ -151,9 +148,9 @@ def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
         index_tree, overlay_tree = trees_of(repo, target)
         tracked: dict[str, Entry] = {}
         then = TreeView(repo.odb, target.worktree_tree, overlay_tree)
-        then._walk(then.worktree, "", tracked)
+        then.walk(then.worktree, "", tracked)
         staged: dict[str, Entry] = {}
-        then._walk(repo.odb[index_tree], "", staged)
+        then.walk(repo.odb[index_tree], "", staged)
     for path in [*tracked, *then.overlay, *staged]:
         check_path(path)
     links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK}
@@ -196,7 +193,6 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     wanted_index = TreeView(repo.odb, target_index, None)
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
     return Plan(
-        target=target.commit,
         index_tree=target_index,
         writes=tuple(writes),
         removes=tuple(removes),
@@ -292,6 +288,11 @@ def read_journal(repo: Repo) -> Journal | None:
         raise UsageError(f"restore journal {journal_path(repo)} is unreadable: {exc}") from None
 
 
+def set_journal_aside(repo: Repo) -> None:
+    path = journal_path(repo)
+    path.replace(path.with_name(f"{path.name}.unreadable"))
+
+
 def write_journal(repo: Repo, journal: Journal) -> None:
     write_atomic(journal_path(repo), json.dumps(asdict(journal), indent=1).encode())
 
@@ -318,8 +319,7 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
         if full.is_dir() and not full.is_symlink():
             _remove_empty_tree(full)
     if plan.writes:
-        with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=repo.git_dir) as tmp:
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        with repo.temp_index() as env:
             listing = b"".join(
                 f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in plan.writes
             )
@@ -336,10 +336,10 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
     lines += [f"{e[0]:o} {e[1]}\t".encode() + os.fsencode(p) + b"\0" for p, e in sets]
     if lines:
         repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
-    for mark, option in (("h", "--assume-unchanged"), ("S", "--skip-worktree")):
-        paths = [os.fsencode(p) + b"\0" for p, m in plan.marks if m == mark]
-        if paths:
-            repo.git("update-index", option, "-z", "--stdin", stdin=b"".join(paths))
+    for mark, option in MARK_OPTIONS:
+        marked = [p for p, marks in plan.marks if mark in marks]
+        if marked:
+            repo.git("update-index", f"--{option}", "-z", "--stdin", stdin=nul_list(marked))
 
 
 def prune_empty_parents(root: Path, path: str) -> None:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
 import stat
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +17,7 @@ from pathlib import Path
 
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
-from .gitio import Repo
+from .gitio import Repo, nul_list
 
 
 @dataclass(frozen=True)
@@ -120,38 +118,37 @@ def _human_size(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
+MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
+
+
 def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
     """`add -u` passes over assume-unchanged and skip-worktree entries; a file of theirs
     that is on disk may hold edits, so hash it too (in the temporary index only).
+    Returns path -> marks: "h" assume-unchanged, "S" skip-worktree, or both.
     """
     flagged: dict[str, str] = {}
     for item in repo.git_lines("ls-files", "-v", "-z", env=env):
         tag, path = item[0], item[2:]
-        if tag == "S" or tag.islower():
-            flagged[path] = "S" if tag in "Ss" else "h"
+        marks = ("h" if tag.islower() else "") + ("S" if tag in "Ss" else "")
+        if marks:
+            flagged[path] = marks
     present = [p for p in flagged if os.path.lexists(repo.root / p)]
     # One mark per call: given both options at once, git 2.39 drops the entries.
-    for mark, option in (("h", "--no-assume-unchanged"), ("S", "--no-skip-worktree")):
-        listing = b"".join(os.fsencode(p) + b"\0" for p in present if flagged[p] == mark)
-        if listing:
-            repo.git("update-index", option, "-z", "--stdin", stdin=listing, env=env)
+    for mark, option in MARK_OPTIONS:
+        chosen = [p for p in present if mark in flagged[p]]
+        if chosen:
+            repo.git(
+                "update-index", f"--no-{option}", "-z", "--stdin", stdin=nul_list(chosen), env=env
+            )
     if present:
-        listing = b"".join(os.fsencode(p) + b"\0" for p in present)
-        repo.git("update-index", "--add", "-z", "--stdin", stdin=listing, env=env)
+        repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(present), env=env)
     return flagged
 
 
 def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
     """Hash the workspace into trees without touching the user's index or work tree."""
     base, branch = repo.head()
-    tmp = Path(tempfile.mkdtemp(prefix="checkpoint-", dir=repo.git_dir))
-    try:
-        index = tmp / "index"
-        real_index = repo.git_dir / "index"
-        if real_index.exists():
-            # copy2 keeps the mtime: a fresh one would hide racily-clean edits.
-            shutil.copy2(real_index, index)
-        env = {"GIT_INDEX_FILE": str(index)}
+    with repo.temp_index(seed=repo.git_dir / "index") as env:
         try:
             index_tree = repo.git("write-tree", env=env).decode().strip()
         except GitFailed as exc:
@@ -164,31 +161,30 @@ def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
         flagged = _capture_flagged(repo, env)
         worktree_tree = repo.git("write-tree", env=env).decode().strip()
 
-        candidates = list_overlay_candidates(repo, cfg)
-        files, secrets, nested = split_overlay(candidates, cfg)
-        if secrets and cfg.secrets_on_save == "block":
-            raise Refused(
-                f"secret-looking untracked files: {', '.join(secrets[:5])}; "
-                "move them, or list them under secrets.allow"
-            )
-        overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
-        overlay_tree: str | None = None
-        if files:
-            overlay_env = {"GIT_INDEX_FILE": str(tmp / "overlay-index")}
-            listing = b"".join(os.fsencode(p) + b"\0" for p in files)
-            repo.git("update-index", "--add", "-z", "--stdin", stdin=listing, env=overlay_env)
-            overlay_tree = repo.git("write-tree", env=overlay_env).decode().strip()
-        return Snapshot(
-            base=base,
-            branch=branch,
-            worktree_tree=worktree_tree,
-            index_tree=index_tree,
-            overlay_tree=overlay_tree,
-            overlay_files=tuple(files),
-            overlay_bytes=overlay_bytes,
-            secrets_left_out=tuple(secrets),
-            nested_repos_left_out=tuple(nested),
-            flagged=tuple(flagged.items()),
+    candidates = list_overlay_candidates(repo, cfg)
+    files, secrets, nested = split_overlay(candidates, cfg)
+    if secrets and cfg.secrets_on_save == "block":
+        raise Refused(
+            f"secret-looking untracked files: {', '.join(secrets[:5])}; "
+            "move them, or list them under secrets.allow"
         )
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+    overlay_tree: str | None = None
+    if files:
+        with repo.temp_index() as overlay_env:
+            repo.git(
+                "update-index", "--add", "-z", "--stdin", stdin=nul_list(files), env=overlay_env
+            )
+            overlay_tree = repo.git("write-tree", env=overlay_env).decode().strip()
+    return Snapshot(
+        base=base,
+        branch=branch,
+        worktree_tree=worktree_tree,
+        index_tree=index_tree,
+        overlay_tree=overlay_tree,
+        overlay_files=tuple(files),
+        overlay_bytes=overlay_bytes,
+        secrets_left_out=tuple(secrets),
+        nested_repos_left_out=tuple(nested),
+        flagged=tuple(flagged.items()),
+    )

@@ -1,10 +1,12 @@
 """Local, unshared state under `<git common dir>/checkpoint/`: the lock, the operation
-log (`events.jsonl`), the id high-water marks and the restore journal.
+log (`events.jsonl`) and the id high-water marks. (The restore journal belongs to one
+work tree, so it lives in that worktree's git dir: `restore.py`.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import json
 import os
@@ -50,10 +52,12 @@ def _read_holder(path: Path) -> str:
     return f" (pid {pid})" if pid else ""
 
 
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def log_event(repo: Repo, op: str, **fields: Any) -> None:
     """Append one line to the operation log; O_APPEND keeps concurrent lines whole."""
-    from .manifest import now_iso
-
     record = {"at": now_iso(), "op": op, **fields}
     line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
     fd = os.open(repo.state_dir() / "events.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

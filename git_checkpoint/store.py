@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from . import state
 from .config import Config
 from .errors import UsageError
-from .gitio import Repo
+from .gitio import Repo, nul_list
 from .manifest import build_manifest, parse_manifest, repo_slug
-from .snapshot import Snapshot
+from .snapshot import Snapshot, capture_workspace
 
 REF_ROOT = "refs/checkpoints/"
 REMOTE_ROOT = "refs/checkpoints/remotes/"
@@ -174,8 +174,11 @@ def task_checkpoints(repo: Repo, task: str) -> list[Checkpoint]:
     return [c for c in load_checkpoints(repo, f"{REF_ROOT}{task}/") if c.task == task]
 
 
-def local_checkpoints(repo: Repo) -> list[Checkpoint]:
-    return [c for c in load_checkpoints(repo) if c.remote is None]
+def history(repo: Repo, task: str) -> list[Checkpoint]:
+    """The task's own checkpoints, oldest first: safety checkpoints are restore's
+    bookkeeping, never "the latest".
+    """
+    return [c for c in task_checkpoints(repo, task) if not c.is_safety]
 
 
 # --- naming ---------------------------------------------------------------------------
@@ -221,6 +224,14 @@ def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
 # --- creation -----------------------------------------------------------------------------
 
 
+# Commit -> tree: immutable, so safe to remember for the life of the process.
+_TREES: dict[str, str] = {}
+
+
+def summary_line(cp_id: str, task: str, message: str) -> str:
+    return " ".join(f"checkpoint {cp_id} on {task}: {message}".split())
+
+
 def write_checkpoint(
     repo: Repo, snapshot: Snapshot, task: str, cp_id: str, message: str, manifest: dict[str, Any]
 ) -> tuple[str, str, str | None]:
@@ -237,16 +248,13 @@ def write_checkpoint(
         )
         parents.append(overlay_commit)
     body = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100)
-    summary = " ".join(f"checkpoint {cp_id} on {task}: {message}".split())
-    commit = repo.commit_tree(snapshot.worktree_tree, parents, f"{summary}\n\n{body}")
+    commit = repo.commit_tree(
+        snapshot.worktree_tree, parents, f"{summary_line(cp_id, task, message)}\n\n{body}"
+    )
     _TREES[index_commit] = snapshot.index_tree
     if overlay_commit and snapshot.overlay_tree:
         _TREES[overlay_commit] = snapshot.overlay_tree
     return commit, index_commit, overlay_commit
-
-
-# Commit -> tree: immutable, so safe to remember for the life of the process.
-_TREES: dict[str, str] = {}
 
 
 def _tree_ids(repo: Repo, commits: list[str]) -> list[str]:
@@ -271,9 +279,6 @@ def same_state(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> bool:
     if (cp.overlay_commit is None) != (snapshot.overlay_tree is None):
         return False
     return trees_of(repo, cp) == (snapshot.index_tree, snapshot.overlay_tree)
-
-
-# --- notes ----------------------------------------------------------------------------------
 
 
 # --- saving -----------------------------------------------------------------------------------
@@ -301,13 +306,9 @@ def save_checkpoint(
     extra: dict[str, Any] | None = None,
 ) -> SaveOutcome:
     """Capture the workspace and store it as the task's next checkpoint (caller holds the lock)."""
-    from . import state
-    from .snapshot import capture_workspace
-
     if snapshot is None:
         snapshot = capture_workspace(repo, config)
     existing = task_checkpoints(repo, task)
-    # Safety checkpoints are restore's bookkeeping, not the task's history: never "the latest".
     normal = [c for c in existing if not c.is_safety]
     if dedupe and normal and same_state(repo, snapshot, normal[-1]):
         return SaveOutcome(normal[-1], created=False, snapshot=snapshot)
@@ -349,7 +350,7 @@ def save_checkpoint(
                 base=snapshot.base,
                 index_commit=index_commit,
                 overlay_commit=overlay_commit,
-                message=message,
+                message=_summary_message(summary_line(cp_id, task, summary)),
                 manifest=manifest,
             )
             return SaveOutcome(saved, created=True, snapshot=snapshot)
@@ -370,11 +371,7 @@ def combined_tree(repo: Repo, worktree_tree: str, overlay_tree: str | None) -> s
     """One tree holding the tracked files and the overlay: the whole managed set."""
     if overlay_tree is None:
         return worktree_tree
-    import tempfile
-    from pathlib import Path
-
-    with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=repo.git_dir) as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+    with repo.temp_index() as env:
         repo.git("read-tree", worktree_tree, env=env)
         entries = repo.git("ls-tree", "-r", "-z", overlay_tree)
         repo.git("update-index", "-z", "--index-info", stdin=entries, env=env)
@@ -391,20 +388,16 @@ def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:
     Only for our own safety checkpoints, before anyone else has seen them: the ref is
     moved by compare-and-swap from the old commit.
     """
-    import tempfile
-    from pathlib import Path
-
     overlay_tree = trees_of(repo, cp)[1]
-    with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=repo.git_dir) as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+    with repo.temp_index() as env:
         if overlay_tree:
             repo.git("read-tree", overlay_tree, env=env)
-        listing = b"".join(os.fsencode(p) + b"\0" for p in paths)
-        repo.git("update-index", "--add", "-z", "--stdin", stdin=listing, env=env)
+        repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(paths), env=env)
         new_tree = repo.git("write-tree", env=env).decode().strip()
     new_overlay = repo.commit_tree(new_tree, [], f"untracked files on {cp.task}: {cp.id}\n")
     parents = ([cp.base] if cp.base else []) + [cp.index_commit, new_overlay]
-    message = repo.git("log", "-1", "--format=%B", cp.commit).decode("utf-8", "surrogateescape")
+    raw = repo.git("cat-file", "commit", cp.commit).decode("utf-8", "surrogateescape")
+    message = raw.split("\n\n", 1)[1]  # after the header: the message, byte for byte
     commit = repo.commit_tree(cp.worktree_tree, parents, message)
     repo.update_ref(cp.ref, commit, cp.commit, f"checkpoint: {cp.id} keeps {len(paths)} more files")
     return commit

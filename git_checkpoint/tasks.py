@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .gitio import Repo
-from .state import write_atomic
+
+if TYPE_CHECKING:
+    from .verify import VerifierResult
+from .state import now_iso, write_atomic
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def _path(repo: Repo, task: str) -> Path:
 def load_task(repo: Repo, task: str) -> TaskRecord:
     try:
         data = yaml.safe_load(_path(repo, task).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+    except (OSError, ValueError, yaml.YAMLError):  # ValueError: not UTF-8
         return TaskRecord(task=task)
     if not isinstance(data, dict):
         return TaskRecord(task=task)
@@ -71,8 +74,6 @@ def load_task(repo: Repo, task: str) -> TaskRecord:
 
 
 def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
-    from .manifest import now_iso
-
     record = replace(record, updated_at=now_iso(), history=record.history[-20:])
     path = _path(repo, record.task)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,11 +87,9 @@ def update_task(repo: Repo, task: str, **changes: Any) -> TaskRecord:
 
 
 def note_verification(
-    repo: Repo, task: str, checkpoint: str, failing: Any | None, status: str
+    repo: Repo, task: str, checkpoint: str, failing: VerifierResult | None, status: str
 ) -> TaskRecord:
     """Fold a verification into the record: the failure it saw, or the new last good point."""
-    from .manifest import now_iso
-
     record = load_task(repo, task)
     if failing is not None:
         record = replace(

@@ -13,16 +13,17 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .config import Config, Verifier
+from .errors import UsageError
 from .gitio import Repo
-from .notes import append_event
+from .notes import append_event, derive_status, latest_results
 from .store import Checkpoint
 
-TAIL_BYTES = 4000  # kept in the note and the task record
+TAIL_BYTES = 4000  # of output kept in the note (the task record keeps the last 2000)
 KILL_GRACE = 2.0
 
 
@@ -43,7 +44,12 @@ class VerifierResult:
             detail = f" (exit {self.exit_code})"
         elif self.error:
             detail = f" ({self.error})"
-        return f"verifier: {self.name} {'.' * max(2, 24 - len(self.name))} {self.status}{detail}"
+        return verifier_line(self.name, self.status + detail)
+
+
+def verifier_line(name: str, status: str) -> str:
+    """The seed's log line: `verifier: unit .......... passed`."""
+    return f"verifier: {name} {'.' * max(2, 24 - len(name))} {status}"
 
 
 class _Tail:
@@ -97,9 +103,7 @@ def user_shell() -> str:
     return "/bin/sh"
 
 
-def run_verifier(
-    verifier: Verifier, cwd: str, env: Mapping[str, str] | None = None
-) -> VerifierResult:
+def run_verifier(verifier: Verifier, cwd: str) -> VerifierResult:
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -109,7 +113,6 @@ def run_verifier(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **(env or {})},
         )
     except OSError as exc:
         return VerifierResult(
@@ -144,12 +147,11 @@ def run_verifier(
 def run_verifiers(
     verifiers: tuple[Verifier, ...],
     cwd: str,
-    env: Mapping[str, str] | None = None,
     on_result: Callable[[VerifierResult], None] | None = None,
 ) -> list[VerifierResult]:
     results = []
     for verifier in verifiers:
-        result = run_verifier(verifier, cwd, env)
+        result = run_verifier(verifier, cwd)
         results.append(result)
         if on_result:
             on_result(result)
@@ -172,8 +174,6 @@ def interruptible() -> Iterator[None]:
 
 
 def select_verifiers(config: Config, names: tuple[str, ...] = ()) -> tuple[Verifier, ...]:
-    from .errors import UsageError
-
     if not config.verifiers:
         where = config.source or ".checkpoint.yaml"
         raise UsageError(f"no verifiers configured: add a `verifiers:` list to {where}")
@@ -189,18 +189,10 @@ def select_verifiers(config: Config, names: tuple[str, ...] = ()) -> tuple[Verif
 # --- the promotion rule ----------------------------------------------------------------
 
 
-def latest_results(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    latest: dict[str, dict[str, Any]] = {}
-    for event in events:
-        if event.get("event") == "verifier" and isinstance(event.get("name"), str):
-            latest[event["name"]] = event
-    return latest
-
-
 def missing_evidence(config: Config, events: list[dict[str, Any]]) -> list[str]:
     """What stands between a checkpoint and promotion; empty when the rule is met."""
     latest = latest_results(events)
-    wanted = [v for v in config.verifiers if v.required or config.promotion_rule == "all_pass"]
+    wanted = [v for v in config.verifiers if config.counts_for_promotion(v)]
     if not wanted:
         return ["no required verifiers are configured"]
     missing = []
@@ -215,7 +207,9 @@ def missing_evidence(config: Config, events: list[dict[str, Any]]) -> list[str]:
 
 def required_failed(config: Config, results: list[VerifierResult]) -> VerifierResult | None:
     for r in results:
-        if r.status != "passed" and (r.required or config.promotion_rule == "all_pass"):
+        if r.status != "passed" and config.counts_for_promotion(
+            Verifier(r.name, r.command, r.required)
+        ):
             return r
     return None
 
@@ -227,13 +221,9 @@ def record_results(repo: Repo, cp: Checkpoint, results: list[VerifierResult], wh
 
 def decide(repo: Repo, config: Config, cp: Checkpoint, events: list[dict[str, Any]]) -> str:
     """Append `promoted` or `rejected` when the evidence decides; return the status."""
-    from .notes import derive_status
-
     missing = missing_evidence(config, events)
     latest = latest_results(events)
-    counted = {
-        v.name for v in config.verifiers if v.required or config.promotion_rule == "all_pass"
-    }
+    counted = {v.name for v in config.verifiers if config.counts_for_promotion(v)}
     failed = [n for n, e in latest.items() if e.get("status") != "passed" and n in counted]
     if not missing:
         append_event(repo, cp.commit, {"event": "promoted", "rule": config.promotion_rule})

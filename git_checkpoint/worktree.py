@@ -24,13 +24,13 @@ def checkpoint_worktree(repo: Repo, cp: Checkpoint) -> Iterator[Path]:
     index_tree, overlay_tree = trees_of(repo, cp)
     try:
         repo.git("worktree", "add", "--detach", "--no-checkout", str(path), cp.base or cp.commit)
-        wt = Repo.discover(path)
+        wt = Repo.discover(path, user_env=False)
         wt.git("read-tree", cp.worktree_tree)
         wt.git("checkout-index", "-a", "-f")
         if overlay_tree:
-            env = {"GIT_INDEX_FILE": str(parent / "overlay-index")}
-            wt.git("read-tree", overlay_tree, env=env)
-            wt.git("checkout-index", "-a", "-f", env=env)
+            with wt.temp_index() as env:
+                wt.git("read-tree", overlay_tree, env=env)
+                wt.git("checkout-index", "-a", "-f", env=env)
         wt.git("read-tree", index_tree)
         yield path
     finally:

@@ -294,3 +294,98 @@ def test_a_broken_notes_ref_is_one_line(repo: Repo) -> None:
     repo.git("update-ref", "refs/notes/checkpoints", junk)
     proc = repo.cp("list", expect=4)
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+# --- third round: a reading of the code ------------------------------------------------
+
+
+def test_continue_never_drops_a_commit_made_after_the_interruption(repo: Repo) -> None:
+    repo.cp("save")
+    repo.write("src/app.py", "later\n")
+    repo.commit_all("B")
+    repo.cp("restore", "cp_001", "--move-head")  # fine; now fake an interruption after it
+    journal = repo.path / ".git/checkpoint/restore-journal.json"
+    b = repo.git("rev-parse", "HEAD@{1}").strip()
+    a = repo.git("rev-parse", "HEAD").strip()
+    journal.write_text(
+        json.dumps(
+            {
+                "target": repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip(),
+                "target_name": "main/cp_001",
+                "safety": repo.git("rev-parse", "refs/checkpoints/main/cp_002").strip(),
+                "safety_name": "main/cp_002",
+                "head_from": b,
+                "head_to": a,
+                "move_head": True,
+                "started_at": "2026-01-01T00:00:00Z",
+                "pid": 1,
+            }
+        )
+    )
+    repo.write("c.txt", "new work\n")
+    c = repo.commit_all("C, committed after the interruption")
+    proc = repo.cp("restore", "--continue", expect=3)
+    assert "--move-head" in proc.stderr
+    assert repo.git("rev-parse", "HEAD").strip() == c
+
+
+def test_git_dir_in_the_environment_does_not_redirect_us(repo: Repo) -> None:
+    configure(repo, verifier("unit", "true"))
+    repo.write("b.txt", "staged\n")
+    repo.git("add", "b.txt")
+    repo.cp("save")
+    repo.write("b.txt", "staged, then more\n")
+    repo.git("add", "b.txt")
+    index_before = repo.git("ls-files", "-s")
+    env = {"GIT_DIR": str(repo.path / ".git"), "GIT_INDEX_FILE": str(repo.path / ".git/index")}
+    repo.cp("verify", "cp_001", env=env)
+    assert repo.git("ls-files", "-s") == index_before
+
+
+def test_an_unreadable_journal_warns_and_undo_sets_it_aside(repo: Repo) -> None:
+    repo.cp("save")
+    repo.write("src/app.py", "work\n")
+    repo.cp("restore")
+    journal = repo.path / ".git/checkpoint/restore-journal.json"
+    journal.write_text("[1]")
+    listed = repo.cp("list")
+    assert "unreadable" in listed.stderr
+    repo.cp("undo")
+    assert (repo.path / "src/app.py").read_text() == "work\n"
+    assert not journal.exists()
+
+
+def test_a_task_record_that_is_not_utf8_is_not_a_crash(repo: Repo) -> None:
+    repo.cp("save")
+    (repo.path / ".git/checkpoint/tasks").mkdir(parents=True, exist_ok=True)
+    (repo.path / ".git/checkpoint/tasks/main.yaml").write_bytes(b"\xff\xfe hypothesis: x\n")
+    repo.cp("status")
+
+
+def test_secrets_on_save_ignore_is_quiet(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "secrets: {on_save: ignore}\n")
+    repo.commit_all("quiet")
+    repo.write(".env.local", "TOKEN=1\n")
+    proc = repo.cp("save")
+    assert proc.stderr == ""
+    assert repo.cp_json("show", "@")["overlay_files"] == []
+
+
+def test_both_marks_survive(repo: Repo) -> None:
+    repo.write("conf", "v1\n")
+    repo.commit_all("conf")
+    repo.cp("save")
+    repo.git("update-index", "--skip-worktree", "conf")
+    repo.git("update-index", "--assume-unchanged", "conf")
+    repo.write("conf", "local\n")
+    marks = repo.git("ls-files", "-v", "conf")
+    repo.cp("restore")
+    repo.cp("undo")
+    assert (repo.path / "conf").read_text() == "local\n"
+    assert repo.git("ls-files", "-v", "conf") == marks
+
+
+def test_fractional_file_limit_is_bad_config(repo: Repo) -> None:
+    repo.git("config", "checkpoint.overlayMaxFiles", "0.5")
+    proc = repo.cp("save", expect=2)
+    assert "whole number" in proc.stderr

@@ -9,7 +9,7 @@ from ..context import Context
 from ..errors import UsageError
 from ..restore import managed_differences
 from ..snapshot import capture_workspace
-from ..store import resolve, task_checkpoints
+from ..store import history, resolve
 from ..tasks import FailingVerifier
 
 
@@ -51,7 +51,7 @@ def run(ctx: Context, *, task: str | None) -> ResumeBrief:
     repo = ctx.repo
     name = ctx.task(task)
     record = tasks.load_task(repo, name)
-    normal = [c for c in task_checkpoints(repo, name) if not c.is_safety]
+    normal = history(repo, name)
     editing: list[str] = []
     reference = None
     if record.last_good_checkpoint:

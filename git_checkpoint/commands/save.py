@@ -20,6 +20,7 @@ class SaveResult:
     overlay_bytes: int
     secrets_left_out: list[str]
     nested_repos_left_out: list[str]
+    say_secrets: bool = True  # secrets.on_save: ignore leaves them out without a word
 
     def lines(self) -> list[str]:
         if not self.created:
@@ -28,7 +29,7 @@ class SaveResult:
 
     def warnings(self) -> list[str]:
         out = []
-        if self.secrets_left_out:
+        if self.secrets_left_out and self.say_secrets:
             shown = ", ".join(self.secrets_left_out[:5])
             more = (
                 f" and {len(self.secrets_left_out) - 5} more"
@@ -84,4 +85,5 @@ def run(
         overlay_bytes=snap.overlay_bytes,
         secrets_left_out=list(snap.secrets_left_out),
         nested_repos_left_out=list(snap.nested_repos_left_out),
+        say_secrets=ctx.config.secrets_on_save != "ignore",
     )

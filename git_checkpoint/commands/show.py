@@ -9,8 +9,9 @@ import yaml
 
 from ..context import Context
 from ..gitio import EMPTY_TREE
-from ..notes import derive_status, read_events
+from ..notes import derive_status, read_events, verifier_summary
 from ..store import overlay_paths, resolve
+from ..verify import verifier_line
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class ShowResult:
             if self.manifest.get(key):
                 out.append(f"{key.replace('_', ' ')}: {self.manifest[key]}")
         for v in self.verifiers:
-            out.append(f"verifier: {v.name} {'.' * max(2, 24 - len(v.name))} {v.status}")
+            out.append(verifier_line(v.name, v.status))
         for event in self.events:
             if event.get("event") in ("promoted", "rejected", "forced_promotion", "review"):
                 extra = event.get("reason") or event.get("rule") or ""
@@ -83,10 +84,7 @@ def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowRes
     repo = ctx.repo
     cp = resolve(repo, name, ctx.task())
     events = read_events(repo, cp.commit)
-    latest: dict[str, str] = {}
-    for event in events:
-        if event.get("event") == "verifier" and isinstance(event.get("name"), str):
-            latest[event["name"]] = str(event.get("status"))
+    latest = verifier_summary(events)
     configured = [
         str(v.get("name")) for v in cp.manifest.get("verifiers") or [] if isinstance(v, dict)
     ]

@@ -9,7 +9,8 @@ from ..context import Context
 from ..notes import derive_status, read_events, verifier_summary
 from ..restore import managed_differences, read_journal
 from ..snapshot import capture_workspace
-from ..store import task_checkpoints
+from ..store import history
+from ..verify import verifier_line
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class StatusResult:
             else:
                 out.append(f"drift since {self.latest}: none")
         for name, result in self.verifiers.items():
-            out.append(f"verifier: {name} {'.' * max(2, 24 - len(name))} {result}")
+            out.append(verifier_line(name, result))
         if self.hypothesis:
             out.append(f"hypothesis: {self.hypothesis}")
         out.append(
@@ -59,7 +60,7 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
     repo = ctx.repo
     name = ctx.task(task)
     record = tasks.load_task(repo, name)
-    normal = [c for c in task_checkpoints(repo, name) if not c.is_safety]
+    normal = history(repo, name)
     latest = normal[-1] if normal else None
     drift: list[str] = []
     verifiers: dict[str, str] = {}
