@@ -192,15 +192,20 @@ def _trusted(cp: Checkpoint) -> Checkpoint:
 
 def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
     """A checkpoint by any of the names design.md §7 allows."""
+    at = re.fullmatch(r"@(?:~(\d+))?", name)
+    if at or _ID.match(name):  # task-local names: read only the task's refs
+        mine = task_checkpoints(repo, task)
+        if at:
+            back = int(at.group(1) or 0)
+            normal = [c for c in mine if not c.is_safety]
+            if back < len(normal):
+                return _trusted(normal[-1 - back])
+            raise UsageError(f"no checkpoint {name} in task {task!r} ({len(normal)} checkpoints)")
+        found = [c for c in mine if c.id == name]
+        if found:
+            return _trusted(found[0])
     everything = load_checkpoints(repo)
     mine = [c for c in everything if c.task == task]
-    at = re.fullmatch(r"@(?:~(\d+))?", name)
-    if at:
-        back = int(at.group(1) or 0)
-        normal = [c for c in mine if not c.is_safety]
-        if back < len(normal):
-            return _trusted(normal[-1 - back])
-        raise UsageError(f"no checkpoint {name} in task {task!r} ({len(normal)} checkpoints)")
     candidates = [
         c for c in everything if name in (c.ref, c.name) or (c.task == task and c.id == name)
     ]
