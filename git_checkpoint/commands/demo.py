@@ -78,7 +78,9 @@ def run(*, keep: bool, log: Callable[[str], None], quiet_stdout: bool = False) -
             run_git(["config", key, value], work)
         (work / "calc.py").write_text(CALC)
         (work / "test_calc.py").write_text(TEST)
-        python = shlex.quote(sys.executable)
+        # python3 from PATH reads better in the log than this venv's interpreter path; the
+        # demo's scripts need nothing but the standard library.
+        python = "python3" if shutil.which("python3") else shlex.quote(sys.executable)
         (work / ".checkpoint.yaml").write_text(
             "verifiers:\n"
             f"  - name: unit\n    command: {python} test_calc.py\n    required: true\n"
@@ -96,7 +98,7 @@ def run(*, keep: bool, log: Callable[[str], None], quiet_stdout: bool = False) -
             repo,
             config,
             "fix-add",
-            [sys.executable, str(agent)],
+            [*shlex.split(python), "../agent.py"],  # run from the project folder
             3,
             log,
             agent_to_stderr=quiet_stdout,
