@@ -106,6 +106,7 @@ def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool) 
         raise
 
 
+@interruptible()  # SIGTERM/SIGHUP stop the loop (and its agent) the way Ctrl-C does
 def run_loop(
     repo: Repo,
     config: Config,
@@ -117,19 +118,6 @@ def run_loop(
     agent_to_stderr: bool = False,
 ) -> RunOutcome:
     """The loop; `agent_to_stderr` keeps stdout for the one JSON object under --json."""
-    with interruptible():
-        return _run_loop(repo, config, task, argv, attempts, log, agent_to_stderr)
-
-
-def _run_loop(
-    repo: Repo,
-    config: Config,
-    task: str,
-    argv: list[str],
-    attempts: int,
-    log: Log,
-    agent_to_stderr: bool,
-) -> RunOutcome:
     if attempts < 1:
         raise UsageError("--attempts must be at least 1")
     if not argv:

@@ -31,6 +31,24 @@ def fingerprint(root: Path, skip: tuple[str, ...] = (".git",)) -> Fingerprint:
     return out
 
 
+def workspace_files(root: Path) -> dict[str, tuple[str, bytes]]:
+    """rel path -> (kind, bytes): kind is 'link' (bytes = target), 'exec' or 'file'."""
+    found: dict[str, tuple[str, bytes]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root)
+        if rel_dir == Path("."):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in list(dirnames) + filenames:
+            p = Path(dirpath) / name
+            rel = (rel_dir / name).as_posix()
+            if p.is_symlink():
+                found[rel] = ("link", os.fsencode(os.readlink(p)))
+            elif p.is_file():
+                kind = "exec" if os.access(p, os.X_OK) else "file"
+                found[rel] = (kind, p.read_bytes())
+    return found
+
+
 def state(repo: Repo) -> tuple[Fingerprint, str]:
     """The work tree and the index (ls-files -s), for before/after comparisons."""
     return fingerprint(repo.path), repo.git("ls-files", "-s")

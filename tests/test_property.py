@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from .helpers import workspace_files
+
 # A state of one path: absent, or (kind, payload) with kind file / exec / link.
 State = tuple[str, bytes] | None
 
@@ -94,22 +96,6 @@ def put(root: Path, path: str, state: State) -> None:
     else:
         p.write_bytes(payload)
         p.chmod(0o755 if kind == "exec" else 0o644)
-
-
-def workspace_files(root: Path) -> dict[str, tuple[str, bytes]]:
-    found: dict[str, tuple[str, bytes]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = Path(dirpath).relative_to(root)
-        if rel_dir == Path("."):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-        for name in list(dirnames) + filenames:
-            p = Path(dirpath) / name
-            rel = (rel_dir / name).as_posix()
-            if p.is_symlink():
-                found[rel] = ("link", os.fsencode(os.readlink(p)))
-            elif p.is_file():
-                found[rel] = ("exec" if os.access(p, os.X_OK) else "file", p.read_bytes())
-    return found
 
 
 def build(root: Path, specs: list[PathSpec]) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo, make_repo
+from tests.helpers import workspace_files
 
 REF1 = "refs/checkpoints/main/cp_001"
 REF2 = "refs/checkpoints/main/cp_002"
@@ -611,24 +612,6 @@ def test_split_index(repo: Repo) -> None:
 
 
 # --- stash compatibility --------------------------------------------------------------------------
-
-
-def workspace_files(root: Path) -> dict[str, tuple[str, bytes]]:
-    """rel path -> (kind, bytes): kind is 'link' (bytes = target), 'exec' or 'file'."""
-    found: dict[str, tuple[str, bytes]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = Path(dirpath).relative_to(root)
-        if rel_dir == Path("."):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-        for name in list(dirnames) + filenames:
-            p = Path(dirpath) / name
-            rel = (rel_dir / name).as_posix()
-            if p.is_symlink():
-                found[rel] = ("link", os.fsencode(os.readlink(p)))
-            elif p.is_file():
-                kind = "exec" if os.access(p, os.X_OK) else "file"
-                found[rel] = (kind, p.read_bytes())
-    return found
 
 
 def apply_in_clone(repo: Repo, tmp_path: Path, ref: str) -> Repo:
