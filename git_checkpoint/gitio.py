@@ -31,6 +31,11 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 
+# File descriptors git children inherit: the checkpoint lock, so that a git process still
+# writing after we were killed (-9) keeps the lock until it is done.
+INHERITED_FDS: list[int] = []
+
+
 def run_git(
     argv: list[str],
     cwd: str | Path,
@@ -54,6 +59,7 @@ def run_git(
             env=full_env,
             capture_output=True,
             check=False,
+            pass_fds=tuple(INHERITED_FDS),
         )
     except OSError as exc:  # git missing, cwd gone
         raise GitFailed(argv, 127, str(exc)) from exc

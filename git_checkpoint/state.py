@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import gitio
 from .errors import Refused
 from .gitio import Repo
 
@@ -39,9 +40,13 @@ def locked(repo: Repo, timeout: float) -> Iterator[None]:
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        yield
+        gitio.INHERITED_FDS.append(fd)
+        try:
+            yield
+        finally:
+            gitio.INHERITED_FDS.remove(fd)
     finally:
-        os.close(fd)  # closing releases the flock
+        os.close(fd)  # closing releases the flock (once no git child holds it either)
 
 
 def _read_holder(path: Path) -> str:
