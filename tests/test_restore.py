@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -369,3 +370,23 @@ def test_concurrent_restores_and_saves(rich: Repo) -> None:
     rich.git("fsck", "--strict")
     ids = [line.split()[0] for line in rich.cp("list").stdout.splitlines()]
     assert len(ids) == len(set(ids))
+
+
+def test_a_git_child_outliving_us_keeps_the_lock(repo: Repo) -> None:
+    """kill -9 of git-checkpoint while git still writes: the next command must wait."""
+    script = (
+        "import sys\n"
+        "from git_checkpoint import state\n"
+        "from git_checkpoint.gitio import Repo, run_git\n"
+        "repo = Repo.discover(sys.argv[1])\n"
+        "with state.locked(repo, 5):\n"
+        "    run_git(['-c', 'alias.slow=!sleep 3', 'slow'], repo.root)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(repo.path)])
+    time.sleep(1.0)
+    proc.kill()  # the Python process only; its git child sleeps on
+    proc.wait()
+    repo.git("config", "checkpoint.lockTimeout", "0.5")
+    repo.cp("save", expect=3)
+    time.sleep(3)
+    repo.cp("save")
