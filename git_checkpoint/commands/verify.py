@@ -43,7 +43,8 @@ def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool]:
         with state.locked(repo, ctx.config.lock_timeout):
             outcome = save_checkpoint(repo, ctx.config, task, message="verify", snapshot=snapshot)
             if outcome.created:
-                state.log_event(repo, "save", task=task, checkpoint=outcome.checkpoint.id)
+                saved = outcome.checkpoint
+                state.log_event(repo, "save", task=task, checkpoint=saved.id, commit=saved.commit)
         return outcome.checkpoint, True
     cp = resolve(repo, name, task)
     return cp, same_state(repo, snapshot, cp)
