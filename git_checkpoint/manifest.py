@@ -122,6 +122,7 @@ def build_manifest(
         "hypothesis": hypothesis,
         "next_move": next_move,
         "auto": auto,
+        **({"intent_to_add": list(snapshot.intent_to_add)} if snapshot.intent_to_add else {}),
     }
 
 

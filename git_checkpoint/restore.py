@@ -47,6 +47,8 @@ class Plan:
     index_changes: tuple[tuple[str, Entry | None], ...] = ()
     # Marks (assume-unchanged, skip-worktree) to put back on entries that were rewritten.
     marks: tuple[tuple[str, str], ...] = ()
+    # Paths to mark again with `git add -N`, as they were when the target was saved.
+    intent_to_add: tuple[str, ...] = ()
 
 
 def _is_hostile_component(part: str) -> bool:
@@ -192,13 +194,32 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     _check_writes(repo.root, writes, removes, now, then)
     wanted_index = TreeView(repo.odb, target_index, None)
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
+    # `git add -N` entries are in no index tree: carry them by name (manifest) instead.
+    then_ita = _intent_to_add_of(target, then, wanted_index)
+    index_changes += [
+        (p, None)
+        for p in current.intent_to_add
+        if p not in then_ita and p not in index_paths and wanted_index.tracked(p) is None
+    ]
     return Plan(
         index_tree=target_index,
         writes=tuple(writes),
         removes=tuple(removes),
         index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
         marks=tuple((p, m) for p, m in current.flagged if wanted_index.tracked(p) is not None),
+        intent_to_add=tuple(p for p in then_ita if p not in current.intent_to_add),
     )
+
+
+def _intent_to_add_of(target: Checkpoint, then: TreeView, index: TreeView) -> list[str]:
+    """The target's `git add -N` paths: named in its manifest, tracked in W, not in I."""
+    named = target.manifest.get("intent_to_add")
+    if not isinstance(named, list):
+        return []
+    paths = [p for p in named if isinstance(p, str)]
+    for path in paths:
+        check_path(path)
+    return [p for p in paths if then.tracked(p) is not None and index.tracked(p) is None]
 
 
 def _check_writes(
@@ -336,6 +357,15 @@ def apply_plan(repo: Repo, plan: Plan) -> None:
     lines += [f"{e[0]:o} {e[1]}\t".encode() + os.fsencode(p) + b"\0" for p, e in sets]
     if lines:
         repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
+    if plan.intent_to_add:
+        repo.git(
+            "add",
+            "--intent-to-add",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            stdin=nul_list(plan.intent_to_add),
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )
     for mark, option in MARK_OPTIONS:
         marked = [p for p, marks in plan.marks if mark in marks]
         if marked:

@@ -33,6 +33,8 @@ class Snapshot:
     nested_repos_left_out: tuple[str, ...]
     # Index entries marked assume-unchanged ("h") or skip-worktree ("S"): path -> mark.
     flagged: tuple[tuple[str, str], ...] = ()
+    # Entries added with `git add -N`: in W (they are tracked), not in the index tree.
+    intent_to_add: tuple[str, ...] = ()
 
 
 def looks_secret(path: str, allow: Iterable[str] = ()) -> bool:
@@ -118,6 +120,20 @@ def _human_size(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
+def _intent_to_add(repo: Repo, env: dict[str, str]) -> list[str]:
+    """`git add -N` entries, which git shows as added in the work tree. Only an index of
+    version 3 or later can hold them, so the common version-2 index costs nothing here.
+    """
+    try:
+        with open(env["GIT_INDEX_FILE"], "rb") as fh:
+            header = fh.read(8)
+    except FileNotFoundError:  # no index yet
+        return []
+    if len(header) < 8 or int.from_bytes(header[4:8], "big") < 3:
+        return []
+    return repo.git_lines("diff-files", "-z", "--name-only", "--diff-filter=A", env=env)
+
+
 MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
 
 
@@ -157,6 +173,7 @@ def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
                     "the index has unmerged paths: finish or abort the merge, then save"
                 ) from None
             raise
+        intent_to_add = _intent_to_add(repo, env)
         repo.git("add", "-u", env=env)
         flagged = _capture_flagged(repo, env)
         worktree_tree = repo.git("write-tree", env=env).decode().strip()
@@ -187,4 +204,5 @@ def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
         secrets_left_out=tuple(secrets),
         nested_repos_left_out=tuple(nested),
         flagged=tuple(flagged.items()),
+        intent_to_add=tuple(intent_to_add),
     )

@@ -389,3 +389,22 @@ def test_fractional_file_limit_is_bad_config(repo: Repo) -> None:
     repo.git("config", "checkpoint.overlayMaxFiles", "0.5")
     proc = repo.cp("save", expect=2)
     assert "whole number" in proc.stderr
+
+
+@pytest.mark.parametrize("index_version", ["2", "4"])
+def test_intent_to_add_entries_come_back_as_they_were(repo: Repo, index_version: str) -> None:
+    repo.git("config", "index.version", index_version)
+    repo.cp("save")
+    repo.write("n.txt", "new\n")
+    repo.git("add", "-N", "n.txt")
+    marked = state(repo)
+    assert " A n.txt" in repo.git("status", "--short")
+    repo.cp("restore", "cp_001")
+    assert "n.txt" not in repo.git("status", "--short")  # neither on disk nor in the index
+    repo.cp("undo")
+    assert state(repo) == marked
+    assert " A n.txt" in repo.git("status", "--short")
+    repo.cp("save", "-m", "with an intent-to-add entry")
+    repo.git("rm", "-q", "--cached", "n.txt")
+    repo.cp("restore")
+    assert state(repo) == marked
