@@ -218,6 +218,18 @@ def drop(checkpoints: tuple[str, ...], as_json: bool) -> int:
 
 
 @cli.command()
+@click.option("--dry-run", is_flag=True, help="Say what would go; remove nothing.")
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
+@json_option
+def prune(dry_run: bool, task: str | None, all_tasks: bool, as_json: bool) -> int:
+    """Apply the retention policy: remove old checkpoints nothing needs."""
+    from .commands import prune as cmd
+
+    return emit(cmd.run(context(), dry_run=dry_run, task=task, all_tasks=all_tasks), as_json)
+
+
+@cli.command()
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N entries.")
 @json_option
 def log(limit: int | None, as_json: bool) -> int:

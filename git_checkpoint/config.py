@@ -63,6 +63,7 @@ class Retention:
     max_age_seconds: int = 14 * 86400
     keep_promoted: bool = True
     keep_safety: int = 10
+    auto: bool = False  # prune the task after each save
 
 
 @dataclass(frozen=True)
@@ -298,7 +299,9 @@ def parse_config_text(text: str, path: Path) -> Config:
 
     if "retention" in top:
         keys = check.mapping(
-            top["retention"], "retention", {"keep_last", "max_age", "keep_promoted", "keep_safety"}
+            top["retention"],
+            "retention",
+            {"keep_last", "max_age", "keep_promoted", "keep_safety", "auto"},
         )
         r = Retention()
         if "keep_last" in keys:
@@ -317,6 +320,8 @@ def parse_config_text(text: str, path: Path) -> Config:
             )
         if "keep_safety" in keys:
             r = replace(r, keep_safety=check.integer(keys["keep_safety"], "retention.keep_safety"))
+        if "auto" in keys:
+            r = replace(r, auto=check.boolean(keys["auto"], "retention.auto"))
         changes["retention"] = r
 
     if "limits" in top:

@@ -13,7 +13,7 @@ import yaml
 
 from .gitio import Repo
 from .snapshot import Snapshot
-from .state import now_iso
+from .state import now, now_iso
 
 MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
 MANIFEST_MAX_DEPTH = 64  # ours nest 3 deep; libyaml's recursion must never meet 100,000
@@ -131,7 +131,7 @@ def age(created_at: str) -> str:
         then = dt.datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     except ValueError:
         return "?"
-    seconds = max(0, int((dt.datetime.now(dt.UTC) - then).total_seconds()))
+    seconds = max(0, int((now() - then).total_seconds()))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds // size}{unit}"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import gitio
-from .errors import Refused
+from .errors import Refused, UsageError
 from .gitio import Repo
 
 
@@ -57,8 +57,26 @@ def _read_holder(path: Path) -> str:
     return f" (pid {pid})" if pid else ""
 
 
+def now() -> dt.datetime:
+    """The current time (UTC). GIT_CHECKPOINT_NOW fixes it, for tests only: an ISO 8601
+    time like 2026-01-15T12:00:00Z, or seconds since the epoch.
+    """
+    fixed = os.environ.get("GIT_CHECKPOINT_NOW", "").strip()
+    if fixed:
+        try:
+            if fixed.lstrip("@").isdigit():
+                return dt.datetime.fromtimestamp(int(fixed.lstrip("@")), dt.UTC)
+            stamp = dt.datetime.fromisoformat(fixed.replace("Z", "+00:00"))
+            return stamp.astimezone(dt.UTC) if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)
+        except (ValueError, OverflowError, OSError):
+            raise UsageError(
+                f"GIT_CHECKPOINT_NOW={fixed!r}: expected a time like 2026-01-15T12:00:00Z"
+            ) from None
+    return dt.datetime.now(dt.UTC)
+
+
 def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def log_event(repo: Repo, op: str, **fields: Any) -> None:

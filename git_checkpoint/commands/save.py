@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .. import state, tasks
+from .. import retention, state, tasks
 from ..context import Context
+from ..errors import CheckpointError
 from ..store import save_checkpoint
 
 
@@ -21,11 +22,19 @@ class SaveResult:
     secrets_left_out: list[str]
     nested_repos_left_out: list[str]
     say_secrets: bool = True  # secrets.on_save: ignore leaves them out without a word
+    pruned: list[str] = field(default_factory=list)  # retention.auto: what went after the save
+    prune_problem: str | None = None
 
     def lines(self) -> list[str]:
         if not self.created:
             return [f"unchanged since {self.checkpoint_id}"]
-        return [f"checkpoint saved: {self.checkpoint_id}"]
+        out = [f"checkpoint saved: {self.checkpoint_id}"]
+        if self.pruned:
+            out.append(
+                f"pruned {len(self.pruned)} by the retention policy: {', '.join(self.pruned)} "
+                "(`git checkpoint log` has each commit)"
+            )
+        return out
 
     def warnings(self) -> list[str]:
         out = []
@@ -39,6 +48,8 @@ class SaveResult:
             out.append(f"left out secret-looking files: {shown}{more}")
         if self.nested_repos_left_out:
             out.append(f"left out nested repositories: {', '.join(self.nested_repos_left_out[:5])}")
+        if self.prune_problem:
+            out.append(self.prune_problem)
         return out
 
 
@@ -72,8 +83,16 @@ def run(
             auto=auto,
         )
         cp = outcome.checkpoint
+        pruned: list[str] = []
+        prune_problem = None
         if outcome.created:
             state.log_event(repo, "save", task=name, checkpoint=cp.id, commit=cp.commit, auto=auto)
+            if ctx.config.retention.auto:
+                try:  # the save stands whatever happens to the pruning after it
+                    removed = retention.prune_tasks(repo, ctx.config.retention, [name])
+                    pruned = [d.id for d in removed]
+                except CheckpointError as exc:
+                    prune_problem = f"retention.auto did not prune: {exc}"
     snap = outcome.snapshot
     return SaveResult(
         task=name,
@@ -86,4 +105,6 @@ def run(
         secrets_left_out=list(snap.secrets_left_out),
         nested_repos_left_out=list(snap.nested_repos_left_out),
         say_secrets=ctx.config.secrets_on_save != "ignore",
+        pruned=pruned,
+        prune_problem=prune_problem,
     )
