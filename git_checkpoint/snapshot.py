@@ -161,20 +161,45 @@ def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
     return flagged
 
 
-def capture_workspace(repo: Repo, cfg: Config) -> Snapshot:
-    """Hash the workspace into trees without touching the user's index or work tree."""
+def _resolve_unmerged(repo: Repo, env: dict[str, str]) -> None:
+    """Stage the work tree's version of every conflicted path (or its absence), as
+    `git add` would when the user resolves it: only in the temporary index.
+    """
+    listed = repo.git_lines("ls-files", "-u", "-z", env=env)  # "mode id stage\tpath"
+    paths = sorted({item.partition("\t")[2] for item in listed})
+    repo.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_list(paths), env=env)
+
+
+def _sparse_option(repo: Repo) -> tuple[str, ...]:
+    """In a sparse checkout, `add -u` passes over tracked files outside the cone even when
+    they are on disk (git >= 2.37 clears their skip-worktree bit): `--sparse` takes them.
+    """
+    return ("--sparse",) if (repo.git_dir / "info" / "sparse-checkout").is_file() else ()
+
+
+def capture_workspace(repo: Repo, cfg: Config, *, allow_unmerged: bool = False) -> Snapshot:
+    """Hash the workspace into trees without touching the user's index or work tree.
+
+    An index with unmerged paths (a conflicted merge) is refused, unless the caller only
+    reads (`status`, `diff`, `resume`: `allow_unmerged`), for which each conflicted path
+    counts as its work-tree version. Such a snapshot is never saved.
+    """
     base, branch = repo.head()
     with repo.temp_index(seed=repo.git_dir / "index") as env:
         try:
             index_tree = repo.git("write-tree", env=env).decode().strip()
         except GitFailed as exc:
-            if "unmerged" in exc.stderr or "merge" in exc.stderr:
+            if "unmerged" not in exc.stderr and "merge" not in exc.stderr:
+                raise
+            if not allow_unmerged:
                 raise Refused(
-                    "the index has unmerged paths: finish or abort the merge, then save"
+                    "the index has unmerged paths (a conflicted merge?): resolve them and "
+                    "`git add` them, or abort the merge, then save"
                 ) from None
-            raise
+            _resolve_unmerged(repo, env)
+            index_tree = repo.git("write-tree", env=env).decode().strip()
         intent_to_add = _intent_to_add(repo, env)
-        repo.git("add", "-u", env=env)
+        repo.git("add", "-u", *_sparse_option(repo), env=env)
         flagged = _capture_flagged(repo, env)
         worktree_tree = repo.git("write-tree", env=env).decode().strip()
 

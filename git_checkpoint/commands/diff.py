@@ -39,7 +39,7 @@ def run(ctx: Context, first: str | None, second: str | None, *, color: bool) -> 
         target_cp = resolve(repo, second, task)
         target, target_name = managed_tree(repo, target_cp), target_cp.name
     else:
-        snap = capture_workspace(repo, ctx.config)
+        snap = capture_workspace(repo, ctx.config, allow_unmerged=True)
         target, target_name = (
             combined_tree(repo, snap.worktree_tree, snap.overlay_tree),
             "workspace",

@@ -62,7 +62,8 @@ def run(ctx: Context, *, task: str | None) -> ResumeBrief:
     if reference is None and normal:
         reference = normal[0]
     if reference is not None:
-        editing = managed_differences(repo, capture_workspace(repo, ctx.config), reference)
+        current = capture_workspace(repo, ctx.config, allow_unmerged=True)
+        editing = managed_differences(repo, current, reference)
     return ResumeBrief(
         task=name,
         last_good_checkpoint=record.last_good_checkpoint,

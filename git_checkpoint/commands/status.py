@@ -66,7 +66,8 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
     verifiers: dict[str, str] = {}
     status = None
     if latest is not None:
-        drift = managed_differences(repo, capture_workspace(repo, ctx.config), latest)
+        current = capture_workspace(repo, ctx.config, allow_unmerged=True)
+        drift = managed_differences(repo, current, latest)
         events = read_events(repo, latest.commit)
         verifiers, status = verifier_summary(events), derive_status(events)
     journal = read_journal(repo)

