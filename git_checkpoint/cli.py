@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 import click
 
@@ -384,38 +384,50 @@ def demo(keep: bool, as_json: bool) -> int:
     return emit(cmd.run(keep=keep, log=progress_printer(as_json), quiet_stdout=as_json), as_json)
 
 
+def _wants_json(argv: list[str] | None) -> bool:
+    """Whether the command line asks for JSON (an agent's own `--json` after `--` does not)."""
+    args = sys.argv[1:] if argv is None else argv
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI inside the one error boundary."""
     debug = os.environ.get("GIT_CHECKPOINT_DEBUG") == "1"
+    as_json = _wants_json(argv)
+
+    def fail(line: str, code: int) -> NoReturn:
+        """One line on stderr; under --json, one JSON object on stdout too."""
+        say_err(line)
+        if as_json:
+            message = line.removeprefix("git checkpoint: ")
+            sys.stdout.write(json.dumps({"error": message, "exit_code": code}) + "\n")
+        sys.exit(code)
+
     try:
         code = cli.main(args=argv, prog_name="git checkpoint", standalone_mode=False)
     except click.exceptions.Abort:
-        say_err("git checkpoint: interrupted")
-        sys.exit(130)
+        fail("git checkpoint: interrupted", 130)
     except click.exceptions.NoArgsIsHelpError as exc:
         exc.show()
         sys.exit(2)
     except click.ClickException as exc:
         click_ctx = getattr(exc, "ctx", None)
         command = click_ctx.command_path if click_ctx is not None else "git checkpoint"
-        say_err(f"{command}: {exc.format_message()} (see --help)")
-        sys.exit(2)
+        fail(f"{command}: {exc.format_message()} (see {command} -h)", 2)
     except CheckpointError as exc:
         if debug:
             raise
-        say_err(f"git checkpoint: {exc}")
-        sys.exit(exc.exit_code)
+        fail(f"git checkpoint: {exc}", exc.exit_code)
     except KeyboardInterrupt:
-        say_err("git checkpoint: interrupted")
-        sys.exit(130)
+        fail("git checkpoint: interrupted", 130)
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:
         if debug:
             raise
-        say_err(
+        fail(
             f"git checkpoint: internal error: {type(exc).__name__}: {exc} "
-            "(GIT_CHECKPOINT_DEBUG=1 shows the traceback)"
+            "(GIT_CHECKPOINT_DEBUG=1 shows the traceback)",
+            4,
         )
-        sys.exit(4)
     sys.exit(code if isinstance(code, int) else 0)
