@@ -6,7 +6,11 @@ field; unknown keys are errors, never silently ignored.
 
 from __future__ import annotations
 
+import errno
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -127,7 +131,8 @@ def parse_size(text: str) -> int | None:
     m = _SIZE.match(text)
     if not m:
         return None
-    return int(float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "b").lower()])
+    size = float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "b").lower()]
+    return int(size) if math.isfinite(size) else None  # 400 nines is no size either
 
 
 def parse_age(text: str) -> int | None:
@@ -172,6 +177,8 @@ class _Checker:
         value = self.scalar(node, where)
         if not isinstance(value, str) or not value.strip():
             raise self.fail(node, f"{where} must be a non-empty string")
+        if "\0" in value:  # no command, path or pattern can hold one
+            raise self.fail(node, f"{where} must not contain a NUL character")
         return value
 
     def boolean(self, node: yaml.Node, where: str) -> bool:
@@ -188,7 +195,12 @@ class _Checker:
 
     def number(self, node: yaml.Node, where: str) -> float:
         value = self.scalar(node, where)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
             raise self.fail(node, f"{where} must be a positive number of seconds")
         return float(value)
 
@@ -388,7 +400,12 @@ def apply_git_config(cfg: Config, pairs: list[tuple[str, str]]) -> Config:
         elif key in ("overlaymaxbytes", "overlaymaxfiles", "locktimeout"):
             number = parse_size(value) if key == "overlaymaxbytes" else _to_number(value)
             whole = key != "locktimeout"
-            if number is None or number <= 0 or (whole and number != int(number)):
+            if (
+                number is None
+                or not math.isfinite(number)  # nan would wait forever, inf too
+                or number <= 0
+                or (whole and number != int(number))
+            ):
                 kind = "a positive whole number" if whole else "a positive number"
                 raise UsageError(f"{where}: expected {kind}, got {value!r}")
             name = {
@@ -420,15 +437,51 @@ def _to_number(value: str) -> float | None:
         return None
 
 
+CONFIG_MAX_BYTES = 1024 * 1024  # a real one is a few hundred bytes
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of `path` if it is a regular file, None if there is nothing there.
+
+    Never through a symlink, never from a FIFO, device or folder, never more than
+    `max_bytes`: a checkpoint can put anything at `.checkpoint.yaml`, and every command
+    reads it first. Anything else is a one-line UsageError.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO must not wait for a writer
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path}: is a symbolic link; it must be a regular file") from None
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{path}: not a regular file; remove it or replace it with one")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes and (chunk := os.read(fd, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise UsageError(f"{path}: larger than {max_bytes} bytes; is it the right file?")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 def load_config(root: Path, git_pairs: list[tuple[str, str]]) -> Config:
     path = root / CONFIG_NAME
     cfg = Config()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
-    else:
+    data = read_regular_file(path, CONFIG_MAX_BYTES)
+    if data is not None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{path}: cannot read: {exc}") from None
         cfg = parse_config_text(text, path)
     return apply_git_config(cfg, git_pairs)

@@ -5,6 +5,12 @@ named after what broke.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
+
+import pytest
+
 from .conftest import Repo
 from .helpers import state
 
@@ -54,3 +60,57 @@ def test_read_only_commands_work_during_a_conflicted_merge(repo: Repo) -> None:
     proc = repo.cp("save", expect=3)
     assert "unmerged" in proc.stderr and len(proc.stderr.splitlines()) == 1
     assert (state(repo), repo.git("ls-files", "-s", "--stage")) == before  # index untouched
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("kind", ["symlink to /dev/zero", "fifo", "folder", "huge", "symlink"])
+def test_config_that_is_not_a_small_regular_file_is_a_fast_one_line_error(
+    repo: Repo, kind: str
+) -> None:
+    path = repo.path / ".checkpoint.yaml"
+    if kind == "symlink to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "huge":
+        path.write_text("# padding\n" * 200_000)
+    else:  # even to a good config: a checkpoint could point it anywhere
+        (repo.path / "real.yaml").write_text("promotion_rule: all_pass\n")
+        path.symlink_to("real.yaml")
+    started = time.monotonic()
+    proc = repo.cp("status", expect=2, timeout=20)
+    assert time.monotonic() - started < 10
+    assert ".checkpoint.yaml" in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_lock_timeout_nan_or_inf_is_bad_input(repo: Repo, value: str) -> None:
+    repo.git("config", "checkpoint.lockTimeout", value)
+    assert "locktimeout" in _one_line_error(repo.cp("save", expect=2))
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_verifier_timeout_nan_or_inf_is_bad_input(repo: Repo, value: str) -> None:
+    repo.write(
+        ".checkpoint.yaml",
+        f"verifiers:\n  - name: unit\n    command: 'true'\n    timeout: {value}\n",
+    )
+    assert "timeout" in _one_line_error(repo.cp("verify", expect=2))
+
+
+def test_overlay_limit_of_infinite_files_is_bad_input(repo: Repo) -> None:
+    repo.git("config", "checkpoint.overlayMaxFiles", "inf")
+    assert "overlaymaxfiles" in _one_line_error(repo.cp("save", expect=2))
+
+
+def test_verifier_command_with_a_nul_byte_is_bad_input(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", 'verifiers:\n  - name: unit\n    command: "echo\\0hi"\n')
+    assert "NUL" in _one_line_error(repo.cp("verify", expect=2))
