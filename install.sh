@@ -56,6 +56,11 @@ if [ -z "$bin" ]; then
   mkdir -p "$bin"
 fi
 ln -sf "$venv/bin/git-checkpoint" "$bin/git-checkpoint"
+ln -sf "$venv/bin/git-checkpoint-hook" "$bin/git-checkpoint-hook"
+# The hook templates (git hooks, the shell guard) live beside the venv, where
+# `git checkpoint hooks install` finds them when the tool is not run from a checkout.
+rm -rf "$data/hooks.new" && cp -R "$here/hooks" "$data/hooks.new"
+rm -rf "$data/hooks" && mv "$data/hooks.new" "$data/hooks"
 echo "installed: $bin/git-checkpoint ($("$venv/bin/git-checkpoint" --version))"
 if [ "$on_path" = no ]; then
   echo "add it to your PATH:  export PATH=\"$bin:\$PATH\""

@@ -374,6 +374,54 @@ def task_set(name: str | None, hypothesis: str | None, next_move: str | None, as
     return emit(cmd.run(context(), task=name, hypothesis=hypothesis, next_move=next_move), as_json)
 
 
+@cli.group()
+def hooks() -> None:
+    """Hooks that save before risky operations: agents, git, the shell guard."""
+
+
+def _hook_options(fn: F) -> F:
+    agents = click.Choice(["claude-code", "gemini-cli", "codex", "cursor"])
+    for option in reversed(
+        [
+            click.option("--agent", "agents", multiple=True, type=agents, help="An agent's hooks."),
+            click.option("--git", is_flag=True, help="The git hooks of this repository."),
+            click.option("--shell", is_flag=True, help="The shell guard line for your rc file."),
+            click.option("--local", is_flag=True, help="Claude Code: .claude/settings.local.json."),
+            click.option("--user", is_flag=True, help="Your own settings (~/.claude/…)."),
+            json_option,
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _hooks(action: str, as_json: bool, **flags: Any) -> int:
+    from .commands import hooks as cmd
+
+    return emit(cmd.run(action, **flags), as_json)
+
+
+@hooks.command(name="install")
+@_hook_options
+def hooks_install(as_json: bool, **flags: Any) -> int:
+    """Install hooks beside the ones already there (repeat --agent for several)."""
+    return _hooks("install", as_json, **flags)
+
+
+@hooks.command(name="uninstall")
+@_hook_options
+def hooks_uninstall(as_json: bool, **flags: Any) -> int:
+    """Take the hooks out again, putting back exactly what was there (default: all)."""
+    return _hooks("uninstall", as_json, **flags)
+
+
+@hooks.command(name="status")
+@_hook_options
+def hooks_status(as_json: bool, **flags: Any) -> int:
+    """What is installed where, and whether it is current."""
+    return _hooks("status", as_json, **flags)
+
+
 @cli.command()
 @click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
 @json_option

@@ -1,0 +1,160 @@
+"""Git hooks: the templates of the top-level `hooks/git/` folder, installed into the
+folder git runs hooks from (`git rev-parse --git-path hooks`, so `core.hooksPath` is
+respected) and chained with a hook already there, which moves aside to
+`<hook>.checkpoint-legacy` and keeps running. Uninstall moves it back: same bytes, same
+mode, same file.
+
+Only hooks that run before git changes the work tree are worth it: `pre-rebase`,
+`pre-merge-commit`, and `pre-push` (for pushing checkpoints with the branch). Not
+`reference-transaction` or `post-checkout`: `git reset --hard` and `git checkout`
+write the work tree before they update a ref, so those hooks see the work already gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import hook_files
+from .errors import Refused, UsageError
+from .gitio import Repo
+
+GIT_HOOKS = ("pre-rebase", "pre-merge-commit", "pre-push")
+MARK = b"# git-checkpoint hook"
+LEGACY = ".checkpoint-legacy"
+
+
+@dataclass(frozen=True)
+class GitHookState:
+    hook: str
+    path: str
+    state: str  # installed | outdated | not installed | other hook
+    chained: bool  # a hook that was there before runs after ours
+
+
+def data_dir() -> Path:
+    """Where install.sh keeps the virtual environment and the `hooks/` templates."""
+    explicit = os.environ.get("GIT_CHECKPOINT_HOME")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(base) / "git-checkpoint"
+
+
+def templates_dir() -> Path:
+    """The `hooks/` folder: beside the package in a checkout, else where install.sh put it."""
+    for candidate in (Path(__file__).resolve().parent.parent / "hooks", data_dir() / "hooks"):
+        if (candidate / "git" / "pre-rebase").is_file():
+            return candidate
+    raise UsageError(
+        "the hook templates (hooks/ of git-checkpoint) are missing: run ./install.sh again"
+    )
+
+
+def template(name: str) -> bytes:
+    return (templates_dir() / "git" / name).read_bytes()
+
+
+def hooks_dir(repo: Repo) -> Path:
+    out = repo.git("rev-parse", "--git-path", "hooks").decode().strip()
+    path = Path(out)
+    return path if path.is_absolute() else repo.root / path
+
+
+def _record_path(repo: Repo) -> Path:
+    return repo.state_dir() / "hooks" / "git.json"
+
+
+@dataclass(frozen=True)
+class _Record:
+    dir: str
+    created_dirs: tuple[str, ...]  # folders install made, outermost first
+    chained: tuple[str, ...]  # hooks that were there and moved aside
+
+
+def _load_record(repo: Repo) -> _Record | None:
+    try:
+        raw = json.loads(_record_path(repo).read_text(encoding="utf-8"))
+        return _Record(
+            str(raw["dir"]),
+            tuple(str(d) for d in raw["created_dirs"]),
+            tuple(str(c) for c in raw["chained"]),
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"unreadable install record {_record_path(repo)}: {exc}") from None
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        return MARK in path.read_bytes()[:400]
+    except OSError:
+        return False
+
+
+def status(repo: Repo) -> list[GitHookState]:
+    folder = hooks_dir(repo)
+    out = []
+    for name in GIT_HOOKS:
+        path = folder / name
+        chained = os.path.lexists(folder / (name + LEGACY))
+        if not os.path.lexists(path):
+            state = "not installed"
+        elif not _is_ours(path):
+            state = "other hook"
+        else:
+            state = "installed" if path.read_bytes() == template(name) else "outdated"
+        out.append(GitHookState(name, str(path), state, chained))
+    return out
+
+
+def install(repo: Repo) -> list[str]:
+    """Write our hooks (chaining any hook already there); return the hooks changed."""
+    folder = hooks_dir(repo)
+    record = _load_record(repo) or _Record(str(folder), (), ())
+    created = record.created_dirs
+    if not folder.exists():
+        created = hook_files.make_parents(folder / GIT_HOOKS[0]) or created
+    elif not folder.is_dir():
+        raise UsageError(f"the hooks folder {folder} is not a folder")
+    chained = set(record.chained)
+    changed = []
+    for name in GIT_HOOKS:
+        path, body = folder / name, template(name)
+        if os.path.lexists(path) and _is_ours(path):
+            if path.read_bytes() == body:
+                continue
+        elif os.path.lexists(path):
+            legacy = folder / (name + LEGACY)
+            if os.path.lexists(legacy):
+                raise Refused(f"{legacy} exists already: move it away, then install again")
+            os.rename(path, legacy)
+            chained.add(name)
+        hook_files.write_atomic(path, body)
+        os.chmod(path, 0o755)
+        changed.append(name)
+    entry = {"dir": str(folder), "created_dirs": list(created), "chained": sorted(chained)}
+    _record_path(repo).parent.mkdir(parents=True, exist_ok=True)
+    hook_files.write_atomic(_record_path(repo), (json.dumps(entry, indent=2) + "\n").encode())
+    return changed
+
+
+def uninstall(repo: Repo) -> list[str]:
+    """Remove our hooks and move chained ones back; return the hooks changed."""
+    record = _load_record(repo)
+    folder = Path(record.dir) if record else hooks_dir(repo)
+    changed = []
+    for name in GIT_HOOKS:
+        path, legacy = folder / name, folder / (name + LEGACY)
+        if os.path.lexists(path) and _is_ours(path):
+            path.unlink()
+            changed.append(name)
+        if os.path.lexists(legacy) and not os.path.lexists(path):
+            os.rename(legacy, path)
+    if record is not None:
+        hook_files.remove_created_dirs(record.created_dirs)
+        _record_path(repo).unlink()
+    return changed

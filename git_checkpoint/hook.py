@@ -1,0 +1,275 @@
+"""`git-checkpoint-hook AGENT EVENT`: the one entry every agent and git hook calls.
+
+Every agent tool call pays for this process, so at start it imports only json, os, sys
+and the risk classifier; the save path is imported only when a checkpoint is due. It
+never blocks: any problem is one line on stderr, exit 0, and the answer (if the agent's
+format wants one) that lets the call go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+# Set while a hook saves: git hooks fired by git processes under that save skip saving.
+GUARD = "GIT_CHECKPOINT_HOOK_ACTIVE"
+
+# What each agent's format needs on stdout to let the call go on (nothing: no output).
+_ANSWERS: dict[tuple[str, str], str] = {
+    ("gemini-cli", "BeforeTool"): "{}",
+    ("gemini-cli", "BeforeAgent"): "{}",
+    ("cursor", "beforeShellExecution"): '{"permission": "allow"}',
+    ("cursor", "beforeSubmitPrompt"): '{"continue": true}',
+    ("cursor", "afterFileEdit"): "{}",
+}
+
+SHELL_TOOLS = {"Bash", "run_shell_command"}
+EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch"}
+EVENTS = {
+    "claude-code": {"PreToolUse", "UserPromptSubmit"},
+    "codex": {"PreToolUse", "UserPromptSubmit"},
+    "gemini-cli": {"BeforeTool", "BeforeAgent"},
+    "cursor": {"beforeShellExecution", "afterFileEdit", "beforeSubmitPrompt"},
+    "git": {"pre-rebase", "pre-merge-commit", "pre-push"},
+}
+
+
+class Skip(Exception):
+    """Nothing to save, with one line to say why (empty: say nothing)."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    agent, event = [*args[:2], "", ""][:2]
+    try:
+        run(agent, event, list(args[2:]))
+    except Skip as why:
+        if str(why):
+            _say(str(why))
+    except KeyboardInterrupt:
+        _say("interrupted; no checkpoint saved")
+    except Exception as exc:  # never a traceback, never a blocked tool call
+        _say(f"no checkpoint saved: {_one_line(exc)}")
+    answer = _ANSWERS.get((agent, event))
+    if answer is not None:
+        try:
+            sys.stdout.write(answer + "\n")
+            sys.stdout.flush()
+        except OSError:
+            pass
+    sys.exit(0)
+
+
+def run(agent: str, event: str, rest: list[str]) -> None:
+    if agent not in EVENTS:
+        raise Skip(f"unknown agent {agent!r} (one of: {', '.join(sorted(EVENTS))})")
+    if event not in EVENTS[agent]:
+        raise Skip(f"unknown {agent} event {event!r}")
+    if os.environ.get(GUARD):
+        return  # a save of ours is running git: never save from inside it
+    due = git_plan(event, rest) if agent == "git" else agent_plan(agent, event, read_payload())
+    if due is not None:
+        save(*due)
+
+
+def read_payload() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise Skip("no hook payload on stdin")
+    raw = sys.stdin.buffer.read()
+    if not raw.strip():
+        raise Skip("empty hook payload on stdin")
+    try:
+        payload = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError as exc:
+        raise Skip(f"hook payload is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise Skip("hook payload is not a JSON object")
+    return payload
+
+
+def agent_plan(agent: str, event: str, payload: dict[str, Any]) -> tuple[str, str] | None:
+    """(folder to save in, message) when this call is worth a checkpoint, else None."""
+    cwd = _cwd(payload)
+    tool = _text(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    args: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+    if event in ("UserPromptSubmit", "BeforeAgent", "beforeSubmitPrompt"):
+        prompt = _text(payload.get("prompt")).strip()
+        first = prompt.splitlines()[0] if prompt else "(empty prompt)"
+        return cwd, f"before prompt: {_clip(first)}"
+    if event == "beforeShellExecution":
+        return _if_risky(cwd, _text(payload.get("command")))
+    if event == "afterFileEdit":  # Cursor has no hook before an edit: keep each edit
+        return cwd, f"after edit of {_rel(_text(payload.get('file_path')), cwd)}"
+    if tool in SHELL_TOOLS:
+        return _if_risky(cwd, _text(args.get("command")))
+    if tool in EDIT_TOOLS:
+        path = _text(args.get("file_path") or args.get("notebook_path") or args.get("path"))
+        target = _rel(path, cwd) if path else "files"
+        return cwd, f"before {tool} of {target}"
+    return None  # a tool we were not asked about (a wide matcher): nothing to do
+
+
+def git_plan(event: str, rest: list[str]) -> tuple[str, str] | None:
+    cwd = os.getcwd()  # git runs hooks at the top of the work tree
+    if event == "pre-rebase":
+        onto = f" onto {rest[0]}" if rest else ""
+        return cwd, f"before rebase{onto}"
+    if event == "pre-merge-commit":
+        return cwd, "before the merge commit"
+    # pre-push: pushing checkpoints with the branch needs `git checkpoint push`, which
+    # does not exist yet; until it does this hook only keeps the chain intact.
+    return None
+
+
+def _if_risky(cwd: str, command: str) -> tuple[str, str] | None:
+    if not command.strip():
+        return None
+    from .risk import classify
+
+    risky, harmless = configured_patterns(cwd)
+    verdict = classify(command, risky_patterns=risky, harmless_patterns=harmless, cwd=cwd)
+    if not verdict.risky:
+        return None
+    return cwd, f"before: {_clip(command)}"
+
+
+def save(cwd: str, message: str) -> None:
+    os.environ[GUARD] = "1"  # git children of this save must not fire our hooks again
+    from .quicksave import auto_save
+
+    name = auto_save(cwd, message)
+    if name is not None:
+        _say(f"checkpoint saved: {name} ({message})")
+
+
+# --- hooks.risky_commands / harmless_commands without importing yaml every call ------
+
+
+def configured_patterns(cwd: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The `hooks:` patterns of the work tree's .checkpoint.yaml.
+
+    Most projects have no `hooks:` key, and then no YAML is parsed. When there is one,
+    the parsed lists are cached in the git dir, keyed by the file's size and mtime, so
+    the YAML parser is loaded only after the file changes.
+    """
+    root = _work_tree_root(cwd)
+    if root is None:
+        return (), ()
+    path = os.path.join(root, ".checkpoint.yaml")
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except OSError:
+        return (), ()
+    if b"hooks:" not in data:
+        return (), ()
+    key = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    cache = _cache_path(root)
+    try:
+        with open(cache, encoding="utf-8") as fh:
+            cached = json.load(fh)
+        if cached.get("key") == key:
+            return tuple(cached["risky"]), tuple(cached["harmless"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    risky, harmless = _parse_patterns(data)
+    try:
+        tmp = f"{cache}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"key": key, "risky": risky, "harmless": harmless}, fh)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # no cache: the next call parses again
+    return tuple(risky), tuple(harmless)
+
+
+def _parse_patterns(data: bytes) -> tuple[list[str], list[str]]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        doc = yaml.load(data, Loader=loader)
+    except yaml.YAMLError:
+        return [], []  # the save, if one is due, reports the bad file itself
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    if not isinstance(hooks, dict):
+        return [], []
+
+    def strings(key: str) -> list[str]:
+        value = hooks.get(key)
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    return strings("risky_commands"), strings("harmless_commands")
+
+
+def _work_tree_root(cwd: str) -> str | None:
+    here = os.path.abspath(cwd)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _cache_path(root: str) -> str:
+    dot_git = os.path.join(root, ".git")
+    git_dir = dot_git
+    if os.path.isfile(dot_git):  # a linked worktree or submodule: "gitdir: PATH"
+        with open(dot_git, encoding="utf-8", errors="replace") as fh:
+            line = fh.readline().strip()
+        if line.startswith("gitdir:"):
+            git_dir = os.path.join(root, line[len("gitdir:") :].strip())
+    state = os.path.join(git_dir, "checkpoint")
+    os.makedirs(state, exist_ok=True)
+    return os.path.join(state, "hook-patterns.json")
+
+
+# --- small helpers -------------------------------------------------------------------
+
+
+def _cwd(payload: dict[str, Any]) -> str:
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        return cwd
+    roots = payload.get("workspace_roots")  # Cursor
+    if isinstance(roots, list) and roots and isinstance(roots[0], str):
+        return roots[0]
+    return os.getcwd()
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _rel(path: str, cwd: str) -> str:
+    if not path:
+        return "a file"
+    try:
+        rel = os.path.relpath(path, cwd) if os.path.isabs(path) else path
+    except ValueError:
+        rel = path
+    return _clip(rel if not rel.startswith("..") else path)
+
+
+def _clip(text: str, width: int = 72) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(f"git-checkpoint: {line}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
