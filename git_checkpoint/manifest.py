@@ -51,6 +51,58 @@ _PARSED: dict[str, tuple[dict[str, Any], str | None]] = {}  # message -> result,
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _list_of(kind: type) -> Any:
+    return lambda value: isinstance(value, list) and all(isinstance(v, kind) for v in value)
+
+
+def _counts(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(value.get(k, 0), int) and not isinstance(value.get(k, 0), bool)
+        for k in ("files", "bytes")
+    )
+
+
+# The fields we write and read back, with the shape each must have. A field of another
+# shape is dropped (so no reader meets it) and makes the checkpoint malformed.
+_FIELDS: dict[str, Any] = {
+    "run_id": _text_or_none,
+    "repo": _text_or_none,
+    "task": _text,
+    "checkpoint_id": _text,
+    "branch": _text_or_none,
+    "created_at": _text,
+    "restore_strategy": _text,
+    "tracked_files": lambda v: isinstance(v, dict),
+    "untracked": lambda v: isinstance(v, dict),
+    "overlay": _counts,
+    "verifiers": _list_of(dict),
+    "notes": _list_of(str),
+    "hypothesis": _text_or_none,
+    "next_move": _text_or_none,
+    "auto": lambda v: isinstance(v, bool | str),
+    "intent_to_add": _list_of(str),
+}
+
+
+def _uses_aliases(body: str) -> bool:
+    """YAML aliases (`*a` of an `&a` anchor): ours have none, and a few nested ones make
+    a billion-laughs bomb that explodes when the manifest is printed or dumped.
+    """
+    if "&" not in body or "*" not in body:  # no anchor or no alias: the common case
+        return False
+    return any(
+        isinstance(event, yaml.AliasEvent) for event in yaml.parse(body, Loader=_FAST_LOADER)
+    )
+
+
 def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
     """The YAML after the summary line, and what is wrong with it (None when nothing).
 
@@ -68,11 +120,17 @@ def _parse(body: str) -> tuple[dict[str, Any], str | None]:
     if _too_deep(body):
         return {}, "manifest nests too deep"
     try:
+        if _uses_aliases(body):
+            return {}, "manifest uses YAML aliases"
         data = yaml.load(body, Loader=_ManifestLoader)
     except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
         return {}, "manifest is not valid YAML"
     if not isinstance(data, dict):
         return {}, "manifest is not a mapping"
+    wrong = [key for key, fits in _FIELDS.items() if key in data and not fits(data[key])]
+    if wrong:
+        data = {k: v for k, v in data.items() if k not in wrong}
+        return data, f"manifest {wrong[0]} has the wrong type"
     base = data.get("base_commit", "")
     if base is not None and base != "" and not (isinstance(base, str) and _HEX40.match(base)):
         return data, "manifest base_commit is not a commit id"

@@ -114,3 +114,45 @@ def test_overlay_limit_of_infinite_files_is_bad_input(repo: Repo) -> None:
 def test_verifier_command_with_a_nul_byte_is_bad_input(repo: Repo) -> None:
     repo.write(".checkpoint.yaml", 'verifiers:\n  - name: unit\n    command: "echo\\0hi"\n')
     assert "NUL" in _one_line_error(repo.cp("verify", expect=2))
+
+
+def _forge_manifest(repo: Repo, cp_id: str, extra_yaml: str) -> None:
+    """A stash-shaped checkpoint whose manifest ends with `extra_yaml`, as a remote could."""
+    head = repo.git("rev-parse", "HEAD").strip()
+    index = repo.git("commit-tree", f"{head}^{{tree}}", "-p", head, "-m", "index").strip()
+    message = (
+        f"checkpoint {cp_id} on main: forged\n\nbase_commit: {head}\ntask: main\n"
+        f"checkpoint_id: {cp_id}\nauto: false\n{extra_yaml}"
+    )
+    commit = repo.git(
+        "commit-tree", f"{head}^{{tree}}", "-p", head, "-p", index, input=message.encode()
+    ).strip()
+    repo.git("update-ref", f"refs/checkpoints/main/{cp_id}", commit)
+
+
+def test_yaml_alias_bomb_in_a_manifest_is_refused_fast(repo: Repo) -> None:
+    rows = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
+    _forge_manifest(repo, "cp_050", "\n".join(rows) + "\nnotes: *l9\n")
+    started = time.monotonic()
+    proc = repo.cp("show", "cp_050", "--json", expect=2, timeout=30)
+    assert "alias" in proc.stderr + proc.stdout
+    listed = repo.cp_json("list", expect=0)["checkpoints"]
+    assert "malformed" in listed[0]["message"]
+    repo.cp("status")
+    assert time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize(
+    "field", ["verifiers: 7", "notes: {a: 1}", "overlay: [1]", "created_at: [x]", "auto: [1]"]
+)
+def test_manifest_field_of_the_wrong_type_is_malformed_not_a_crash(repo: Repo, field: str) -> None:
+    repo.cp("save", "-m", "mine")
+    _forge_manifest(repo, "cp_051", field + "\n")
+    _one_line_error(repo.cp("show", "cp_051", expect=2))
+    listed = repo.cp_json("list")["checkpoints"]
+    assert [c["id"] for c in listed] == ["cp_001", "cp_051"]
+    assert "malformed" in listed[1]["message"]
+    repo.cp("status")
+    repo.cp("resume")
+    repo.cp("show", "cp_001")
