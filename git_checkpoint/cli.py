@@ -432,6 +432,24 @@ def demo(keep: bool, as_json: bool) -> int:
     return emit(cmd.run(keep=keep, log=progress_printer(as_json), quiet_stdout=as_json), as_json)
 
 
+@cli.command()
+def mcp() -> int:
+    """Serve the commands as Model Context Protocol tools over stdio (extra: [mcp])."""
+    import importlib.util
+
+    from .errors import UsageError
+
+    if importlib.util.find_spec("mcp") is None:
+        raise UsageError(
+            "the MCP server needs the mcp extra: pip install 'git-checkpoint[mcp]' "
+            f"(into {sys.prefix})"
+        )
+    from .mcp_server import serve
+
+    serve()
+    return 0
+
+
 def _wants_json(argv: list[str] | None) -> bool:
     """Whether the command line asks for JSON (an agent's own `--json` after `--` does not)."""
     args = sys.argv[1:] if argv is None else argv
