@@ -66,6 +66,28 @@ if [ "$on_path" = no ]; then
   echo "add it to your PATH:  export PATH=\"$bin:\$PATH\""
 fi
 
+# The man page, in share/man beside the command's folder: `man` looks there for every
+# folder on PATH, so `git help checkpoint` and `git checkpoint --help` find it.
+mandir="$(dirname "$bin")/share/man"
+if ! "$venv/bin/python" -m git_checkpoint.manpage "$mandir/man1/git-checkpoint.1" 2>/dev/null; then
+  mandir="$HOME/.local/share/man"
+  "$venv/bin/python" -m git_checkpoint.manpage "$mandir/man1/git-checkpoint.1"
+fi
+echo "man page: $mandir/man1/git-checkpoint.1 (git checkpoint --help)"
+if command -v man >/dev/null && ! PATH="$bin:$PATH" man -w git-checkpoint >/dev/null 2>&1; then
+  echo "for git checkpoint --help, add:  export MANPATH=\"$mandir:\$MANPATH\""
+fi
+# Shell completion: bash-completion lazy-loads git-checkpoint from the user's data dir when
+# git's completion meets `git checkpoint`; zsh's _git calls _git-checkpoint from fpath.
+xdg_data=${XDG_DATA_HOME:-$HOME/.local/share}
+bash_completion="${BASH_COMPLETION_USER_DIR:-$xdg_data/bash-completion}/completions/git-checkpoint"
+"$venv/bin/python" -m git_checkpoint.completion bash "$bash_completion"
+"$venv/bin/python" -m git_checkpoint.completion zsh "$xdg_data/zsh/site-functions/_git-checkpoint"
+echo "completion: $bash_completion (bash), $xdg_data/zsh/site-functions/_git-checkpoint (zsh)"
+case "${SHELL:-}" in
+  *zsh) echo "zsh: add  fpath+=(\"$xdg_data/zsh/site-functions\")  before compinit in ~/.zshrc" ;;
+esac
+
 if [ "$mode" = test ]; then
   cd "$here"
   echo "== ruff";  "$venv/bin/ruff" check git_checkpoint tests bench
