@@ -10,6 +10,8 @@ feedback file, and the next attempt starts from the rollback point.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import functools
 import json
 import os
 import signal
@@ -18,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from . import state, tasks
 from .config import Config
@@ -39,6 +42,8 @@ from .verify import (
 )
 
 Log = Callable[[str], None]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,45 @@ def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool) 
         raise
 
 
+@contextlib.contextmanager
+def worktree_run_lock(repo: Repo) -> Iterator[None]:
+    """One run loop per worktree: a second would save, verify and roll back over the
+    first one's attempt. Held (flock) for the whole loop, released when the process ends
+    however it ends; the agent does not inherit it.
+    """
+    folder = repo.git_dir / "checkpoint"  # this worktree's, like the restore journal
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "run.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            raise Refused(
+                f"another `git checkpoint run` is working in this worktree"
+                f"{f' (pid {holder})' if holder else ''}: wait for it to finish, or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _one_loop_per_worktree(
+    fn: Callable[Concatenate[Repo, P], R],
+) -> Callable[Concatenate[Repo, P], R]:
+    @functools.wraps(fn)
+    def wrapper(repo: Repo, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with worktree_run_lock(repo):
+            return fn(repo, *args, **kwargs)
+
+    return wrapper
+
+
 @interruptible()  # SIGTERM/SIGHUP stop the loop (and its agent) the way Ctrl-C does
+@_one_loop_per_worktree
 def run_loop(
     repo: Repo,
     config: Config,
