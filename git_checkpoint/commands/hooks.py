@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def run(
             "status",
             agents=states,
             git=git_hooks.status(repo) if show_git and repo is not None else [],
-            shell_line=_shell_line() if shell or nothing_named else None,
+            shell_line=_shell_line(required=shell) if shell or nothing_named else None,
         )
 
     if action == "uninstall" and nothing_named:  # everything installed in this scope
@@ -162,8 +163,11 @@ def _show(path: Path, repo: Repo | None) -> str:
     return str(path)
 
 
-def _shell_line() -> str:
+def _shell_line(*, required: bool = True) -> str | None:
+    """The line that sources the shell guard (None in a status when it is missing)."""
     script = git_hooks.templates_dir() / GUARD_SCRIPT
     if not script.is_file():
-        raise UsageError(f"the shell guard {script} is not there yet: run ./install.sh again")
-    return f". '{script}'"
+        if not required:
+            return None
+        raise UsageError(f"the shell guard {script} is missing: run ./install.sh again")
+    return f". {shlex.quote(str(script))}"
