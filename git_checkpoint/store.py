@@ -47,6 +47,9 @@ class Checkpoint:
 
     @property
     def name(self) -> str:
+        """`task/cp_003`; a fetched one is `origin/task/cp_003` (its task is `remotes/…`)."""
+        if self.task.startswith("remotes/") and self.ref.startswith(REMOTE_ROOT):
+            return f"{self.task[len('remotes/') :]}/{self.id}"
         return f"{self.task}/{self.id}"
 
     @property
@@ -185,8 +188,13 @@ def history(repo: Repo, task: str) -> list[Checkpoint]:
 
 
 def _trusted(cp: Checkpoint) -> Checkpoint:
-    if cp.problem:
-        raise UsageError(f"checkpoint {cp.name} is malformed: {cp.problem}")
+    problem = cp.problem
+    if problem is None and cp.remote is not None:  # fetched: read strictly, like config
+        from .untrusted import fetched_manifest_problem
+
+        problem = fetched_manifest_problem(cp.manifest)
+    if problem:
+        raise UsageError(f"checkpoint {cp.name} is malformed: {problem}")
     return cp
 
 
@@ -206,8 +214,12 @@ def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
             return _trusted(found[0])
     everything = load_checkpoints(repo)
     mine = [c for c in everything if c.task == task]
+    # Local names first (the sort puts them first): a local task `origin/x` wins over
+    # the fetched `origin/x`, which `remotes/origin/x/cp_001` always names.
     candidates = [
-        c for c in everything if name in (c.ref, c.name) or (c.task == task and c.id == name)
+        c
+        for c in everything
+        if name in (c.ref, c.name, f"{c.task}/{c.id}") or (c.task == task and c.id == name)
     ]
     if not candidates and re.fullmatch(r"[0-9a-fA-F]{4,40}", name):
         lowered = name.lower()
