@@ -433,6 +433,15 @@ def demo(keep: bool, as_json: bool) -> int:
 
 
 @cli.command()
+@json_option
+def doctor(as_json: bool) -> int:
+    """Check the setup, then a save/restore/undo round trip in a temporary worktree."""
+    from .commands import doctor as cmd
+
+    return emit(cmd.run(), as_json)
+
+
+@cli.command()
 def mcp() -> int:
     """Serve the commands as Model Context Protocol tools over stdio (extra: [mcp])."""
     import importlib.util
