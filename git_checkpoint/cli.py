@@ -195,6 +195,81 @@ def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> in
     return emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
 
 
+def terminal_progress() -> Callable[[str], None]:
+    """Progress for push and fetch: on stderr, and only when it is a terminal."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return lambda line: None
+    return lambda line: click.echo(f"{line}…", err=True)
+
+
+@cli.command()
+@click.argument("remote", default="origin")
+@click.argument("checkpoints", nargs=-1)
+@click.option("--task", "tasks", multiple=True, help="Push this task's checkpoints (repeatable).")
+@click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
+@click.option("--as", "as_name", help="The task name to use on the remote (one task).")
+@click.option("--allow-secrets", is_flag=True, help="Push even when the scan finds secrets.")
+@json_option
+def push(
+    remote: str,
+    checkpoints: tuple[str, ...],
+    tasks: tuple[str, ...],
+    all_tasks: bool,
+    as_name: str | None,
+    allow_secrets: bool,
+    as_json: bool,
+) -> int:
+    """Push checkpoints and their notes (default: the current task's) to REMOTE.
+
+    Never overwrites a checkpoint on the remote; safety checkpoints stay local unless
+    named. Usage: git checkpoint push [REMOTE] [--task T…|--all|CP…] [--as NAME]
+    """
+    from .commands import push as cmd
+
+    result = cmd.run(
+        context(),
+        remote,
+        names=checkpoints,
+        tasks=tasks,
+        all_tasks=all_tasks,
+        as_name=as_name,
+        allow_secrets=allow_secrets,
+        progress=terminal_progress(),
+    )
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.argument("remote", default="origin")
+@json_option
+def fetch(remote: str, as_json: bool) -> int:
+    """Fetch REMOTE's checkpoints into REMOTE/<task>/cp_NNN and merge their notes."""
+    from .commands import fetch as cmd
+
+    return emit(cmd.run(context(), remote, progress=terminal_progress()), as_json)
+
+
+@cli.command()
+@click.argument("task", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text")
+@json_option
+def review(task: str | None, fmt: str, as_json: bool) -> int:
+    """A task's timeline for a reviewer: TASK or REMOTE/TASK (default: the current task)."""
+    from .commands import review as cmd
+
+    return emit(cmd.run(context(), task, fmt=fmt), as_json or fmt == "json")
+
+
+@cli.command()
+@click.argument("checkpoint", default="@")
+@json_option
+def scan(checkpoint: str, as_json: bool) -> int:
+    """Scan what a checkpoint stores for secrets (exit 1 when any is found)."""
+    from .commands import scan as cmd
+
+    return emit(cmd.run(context(), checkpoint), as_json)
+
+
 @cli.command()
 @click.argument("first", required=False)
 @click.argument("second", required=False)

@@ -34,20 +34,46 @@ DEFAULT_EXCLUDE = (
     "build/",
 )
 
-# Untracked files with these names are treated as excluded unless `secrets.allow` names them.
+# Untracked files that look like secrets are never captured, never touched, unless
+# `secrets.allow` names them. Matched without regard to case; a pattern with a `/` matches
+# the end of the path, any other the file name. README.md lists them: keep the two equal.
 SECRET_PATTERNS = (
+    # environment and tool credentials
     ".env*",
+    "*.env",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".htpasswd",
+    ".dockercfg",
+    ".aws/credentials",
+    ".docker/config.json",
+    ".kube/config",
+    "credentials.json",
+    "client_secret*.json",
+    "*service?account*.json",
+    "*serviceaccount*.json",
+    "secrets.y*ml",
+    "secrets.json",
+    "secrets.toml",
+    # keys, certificates and key stores, with their backups
     "*.pem",
+    "*.pem.*",
     "*.key",
+    "*.key.*",
     "*.p12",
     "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "*.ppk",
     "id_rsa*",
     "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
-    ".netrc",
-    ".pgpass",
-    "*.keystore",
 )
 
 PROMOTION_RULES = ("all_required_pass", "all_pass")
@@ -84,6 +110,7 @@ class Config:
     secrets_allow: tuple[str, ...] = ()
     risky_commands: tuple[str, ...] = ()
     lock_timeout: float = 30.0
+    task_prefix: str = ""  # put before task names on push: one machine's names in a fleet
     source: str | None = None  # the file read, if any
 
     def counts_for_promotion(self, verifier: Verifier) -> bool:
@@ -379,6 +406,7 @@ GIT_CONFIG_KEYS = (
     "locktimeout",
     "secretsonsave",
     "secretsonpush",
+    "taskprefix",
 )
 
 
@@ -423,6 +451,10 @@ def apply_git_config(cfg: Config, pairs: list[tuple[str, str]]) -> Config:
             if value not in allowed:
                 raise UsageError(f"{where}: must be one of {', '.join(allowed)}")
             changes["secrets_on_save" if key == "secretsonsave" else "secrets_on_push"] = value
+        elif key == "taskprefix":
+            if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._/-]*", value) or ".." in value:
+                raise UsageError(f"{where}: use letters, digits, . _ - /, like runner-7/")
+            changes["task_prefix"] = value
         else:
             raise UsageError(f"{where}: unknown key (known: {', '.join(GIT_CONFIG_KEYS)})")
     changes["include"] = tuple(include)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..context import Context
+from ..errors import UsageError
 from ..manifest import age
 from ..notes import derive_status, read_events, verifier_summary
-from ..store import REMOTE_ROOT, load_checkpoints
+from ..store import REMOTE_ROOT, Checkpoint, load_checkpoints
+from ..untrusted import printable
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,25 @@ class ListResult:
         return out
 
 
+def _message(c: Checkpoint) -> str:
+    text = f"(malformed: {c.problem}) {c.message}".strip() if c.problem else c.message
+    return printable(text) if c.remote else text  # fetched text never reaches a terminal raw
+
+
 def run(ctx: Context, *, task: str | None, all_tasks: bool, remote: str | None) -> ListResult:
     repo = ctx.repo
     if remote is not None:
-        prefix = f"{REMOTE_ROOT}{remote}/"
-        chosen = load_checkpoints(repo, prefix)
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", remote):
+            raise UsageError(f"bad remote name {remote!r}")
+        chosen = load_checkpoints(repo, f"{REMOTE_ROOT}{remote}/")
+        if task is not None:
+            chosen = [c for c in chosen if c.task == f"remotes/{remote}/{task}"]
+        if not chosen:
+            raise UsageError(
+                f"no checkpoints fetched from {remote!r}"
+                + (f" in task {task!r}" if task else "")
+                + f" (git checkpoint fetch {remote})"
+            )
         name = None
     elif all_tasks:
         chosen = [c for c in load_checkpoints(repo) if c.remote is None]
@@ -83,7 +100,7 @@ def run(ctx: Context, *, task: str | None, all_tasks: bool, remote: str | None) 
                 safety=c.is_safety,
                 auto=c.auto,
                 verifiers=verifier_summary(events),
-                message=f"(malformed: {c.problem}) {c.message}".strip() if c.problem else c.message,
+                message=_message(c),
                 overlay_files=files if isinstance(files, int) else 0,
                 overlay_bytes=size if isinstance(size, int) else 0,
                 remote=c.remote,

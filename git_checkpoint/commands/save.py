@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from .. import retention, state, tasks
 from ..context import Context
-from ..errors import CheckpointError
+from ..errors import CheckpointError, Refused
+from ..secrets_scan import scan_snapshot
+from ..snapshot import Snapshot, capture_workspace
 from ..store import save_checkpoint
 
 
@@ -24,6 +26,7 @@ class SaveResult:
     say_secrets: bool = True  # secrets.on_save: ignore leaves them out without a word
     pruned: list[str] = field(default_factory=list)  # retention.auto: what went after the save
     prune_problem: str | None = None
+    secret_findings: list[str] = field(default_factory=list)  # secrets.on_save: warn
 
     def lines(self) -> list[str]:
         if not self.created:
@@ -50,6 +53,7 @@ class SaveResult:
             out.append(f"left out nested repositories: {', '.join(self.nested_repos_left_out[:5])}")
         if self.prune_problem:
             out.append(self.prune_problem)
+        out += [f"possible secret saved: {f}" for f in self.secret_findings[:5]]
         return out
 
 
@@ -73,6 +77,7 @@ def run(
                 hypothesis=hypothesis if hypothesis is not None else record.hypothesis,
                 next_move=next_move if next_move is not None else record.next_move,
             )
+        snapshot, found = _scanned_snapshot(ctx, name, auto)
         outcome = save_checkpoint(
             repo,
             ctx.config,
@@ -81,6 +86,7 @@ def run(
             hypothesis=record.hypothesis,
             next_move=record.next_move,
             auto=auto,
+            snapshot=snapshot,
         )
         cp = outcome.checkpoint
         pruned: list[str] = []
@@ -107,4 +113,23 @@ def run(
         say_secrets=ctx.config.secrets_on_save != "ignore",
         pruned=pruned,
         prune_problem=prune_problem,
+        secret_findings=found if outcome.created else [],
     )
+
+
+def _scanned_snapshot(ctx: Context, task: str, auto: bool) -> tuple[Snapshot, list[str]]:
+    """The workspace, and the secrets in what is new in it (secrets.on_save): `block`
+    refuses the save; `warn` says so, except on auto-saves (push scans again anyway).
+    """
+    snapshot = capture_workspace(ctx.repo, ctx.config)
+    mode = ctx.config.secrets_on_save
+    if mode == "ignore" or (auto and mode == "warn"):
+        return snapshot, []
+    allow = ctx.config.secrets_allow
+    found = [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow)]
+    if found and mode == "block":
+        raise Refused(
+            f"secrets in the workspace, nothing saved (secrets.on_save: block): "
+            f"{'; '.join(found[:5])}; list false positives under secrets.allow"
+        )
+    return snapshot, found
