@@ -273,13 +273,16 @@ def scan(checkpoint: str, as_json: bool) -> int:
 @cli.command()
 @click.argument("first", required=False)
 @click.argument("second", required=False)
+@click.option("--stat", is_flag=True, help="A diffstat instead of the patch.")
+@click.option("--name-only", is_flag=True, help="Only the names of the changed files.")
 @json_option
-def diff(first: str | None, second: str | None, as_json: bool) -> int:
+def diff(first: str | None, second: str | None, stat: bool, name_only: bool, as_json: bool) -> int:
     """Diff a checkpoint against the workspace, or two checkpoints (overlay included)."""
     from .commands import diff as cmd
 
     color = not as_json and use_color(sys.stdout)
-    return emit(cmd.run(context(), first, second, color=color), as_json)
+    result = cmd.run(context(), first, second, color=color, stat=stat, name_only=name_only)
+    return emit(result, as_json)
 
 
 @cli.command()

@@ -44,3 +44,21 @@ def test_json_domain_errors_carry_their_exit_code(repo: Repo, tmp_path: Path) ->
 def test_agent_json_flag_after_double_dash_is_not_ours(repo: Repo) -> None:
     proc = repo.cp("run", "--attempts", "0", "--", "echo", "--json", expect=2)
     assert proc.stdout == ""
+
+
+def test_diff_stat_and_name_only(repo: Repo) -> None:
+    repo.cp("save")
+    repo.write("src/app.py", "print('changed')\nprint('more')\n")
+    repo.write("new\tname.txt", "tab in the name\n")
+    stat = repo.cp("diff", "--stat").stdout
+    assert "src/app.py" in stat and "2 files changed" in stat
+    assert "@@" not in stat
+    names = repo.cp("diff", "--name-only").stdout.splitlines()
+    assert names == ['"new\\tname.txt"', "src/app.py"]  # quoted the way git quotes it
+    data = repo.cp_json("diff", "--name-only")
+    assert [f["path"] for f in data["files"]] == ["new\tname.txt", "src/app.py"]
+    assert data["patch"] == "" and data["form"] == "name-only"
+    err = repo.cp("diff", "--stat", "--name-only", expect=2).stderr
+    assert "exclude each other" in err
+    patch = repo.cp("diff").stdout
+    assert "+print('more')" in patch

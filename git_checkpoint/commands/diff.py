@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..context import Context
+from ..display import quote_path
+from ..errors import UsageError
 from ..snapshot import capture_workspace
 from ..store import combined_tree, managed_tree, resolve
 
@@ -22,15 +24,28 @@ class DiffResult:
     source: str
     target: str
     files: list[ChangedFile]
-    patch: str
+    patch: str  # the patch, or with --stat the diffstat; empty with --name-only
+    form: str = "patch"  # patch | stat | name-only
 
     def lines(self) -> list[str]:
         if not self.files:
             return [f"no differences between {self.source} and {self.target}"]
+        if self.form == "name-only":
+            return [quote_path(f.path) for f in self.files]
         return self.patch.rstrip("\n").splitlines()
 
 
-def run(ctx: Context, first: str | None, second: str | None, *, color: bool) -> DiffResult:
+def run(
+    ctx: Context,
+    first: str | None,
+    second: str | None,
+    *,
+    color: bool,
+    stat: bool = False,
+    name_only: bool = False,
+) -> DiffResult:
+    if stat and name_only:
+        raise UsageError("--stat and --name-only exclude each other")
     repo = ctx.repo
     task = ctx.task()
     source_cp = resolve(repo, first or "@", task)
@@ -47,7 +62,18 @@ def run(ctx: Context, first: str | None, second: str | None, *, color: bool) -> 
     names = repo.git("diff", "--no-renames", "--name-status", "-z", source, target)
     fields = [f for f in names.decode("utf-8", "surrogateescape").split("\0") if f]
     files = [ChangedFile(fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
-    patch = repo.git(
-        "diff", "--no-renames", "--color=always" if color else "--no-color", source, target
-    ).decode("utf-8", "replace")
-    return DiffResult(source=source_cp.name, target=target_name, files=files, patch=patch)
+    form = "stat" if stat else "name-only" if name_only else "patch"
+    patch = ""
+    if form != "name-only" and files:
+        shape = ["--stat=100"] if stat else []
+        patch = repo.git(
+            "diff",
+            "--no-renames",
+            *shape,
+            "--color=always" if color else "--no-color",
+            source,
+            target,
+        ).decode("utf-8", "replace")
+    return DiffResult(
+        source=source_cp.name, target=target_name, files=files, patch=patch, form=form
+    )

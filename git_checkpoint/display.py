@@ -1,0 +1,48 @@
+"""Names and text as a terminal should show them: the one rule for every command's lines.
+
+Paths are quoted the way git quotes them with `core.quotePath` (its default): a name with
+a control character, a double quote, a backslash or a byte outside ASCII is shown in
+double quotes with C escapes and octal bytes, so a crafted name can neither hide nor
+send escape sequences to the terminal. Free text (messages) keeps its letters and only
+has its control characters escaped. The JSON output carries the raw strings.
+"""
+
+from __future__ import annotations
+
+_C_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r"}
+
+
+def _escape_byte(byte: int) -> str:
+    if byte in _C_ESCAPES:
+        return _C_ESCAPES[byte]
+    if byte in (0x22, 0x5C):  # " and \
+        return "\\" + chr(byte)
+    return f"\\{byte:03o}"
+
+
+def quote_path(path: str) -> str:
+    """A path as git prints it (core.quotePath=true): plain, or "quoted\\twith escapes"."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
+        return path
+    return (
+        '"'
+        + "".join(
+            chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else _escape_byte(b) for b in raw
+        )
+        + '"'
+    )
+
+
+def escape_text(text: str) -> str:
+    """Free text with its control characters (and undecodable bytes) escaped, letters kept."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
+            out.append(_escape_byte(code) if code < 0x80 else f"\\u{code:04x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\{code - 0xDC00:03o}")
+        else:
+            out.append(char)
+    return "".join(out)
