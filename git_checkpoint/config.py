@@ -407,6 +407,7 @@ GIT_CONFIG_KEYS = (
     "secretsonsave",
     "secretsonpush",
     "taskprefix",
+    "pushwithbranch",
 )
 
 
@@ -455,6 +456,9 @@ def apply_git_config(cfg: Config, pairs: list[tuple[str, str]]) -> Config:
             if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._/-]*", value) or ".." in value:
                 raise UsageError(f"{where}: use letters, digits, . _ - /, like runner-7/")
             changes["task_prefix"] = value
+        elif key == "pushwithbranch":  # read by the pre-push hook: git_hooks.push_with_branch
+            if value.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0", ""):
+                raise UsageError(f"{where}: expected true or false, got {value!r}")
         else:
             raise UsageError(f"{where}: unknown key (known: {', '.join(GIT_CONFIG_KEYS)})")
     changes["include"] = tuple(include)

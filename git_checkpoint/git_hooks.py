@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import hook_files
-from .errors import Refused, UsageError
-from .gitio import Repo
+from .errors import CheckpointError, Refused, UsageError
+from .gitio import Repo, run_git
+from .store import task_from_branch
 
 GIT_HOOKS = ("pre-rebase", "pre-merge-commit", "pre-push")
 MARK = b"# git-checkpoint hook"
@@ -158,3 +160,41 @@ def uninstall(repo: Repo) -> list[str]:
         hook_files.remove_created_dirs(record.created_dirs)
         _record_path(repo).unlink()
     return changed
+
+
+def push_with_branch(cwd: str, remote: str, refs: list[str]) -> str | None:
+    """pre-push: with `checkpoint.pushWithBranch`, push the checkpoints of each branch
+    being pushed (its task's) to the same remote through `git checkpoint push`; return
+    what it said. `refs` are pre-push's input lines.
+    """
+    branches = []
+    for line in refs:  # <local ref> <local oid> <remote ref> <remote oid>
+        fields = line.split()
+        if len(fields) == 4 and fields[0].startswith("refs/heads/") and fields[1].strip("0"):
+            branches.append(fields[0][len("refs/heads/") :])
+    if not branches or not remote:
+        return None
+    wanted = run_git(
+        ["config", "--type=bool", "--get", "checkpoint.pushWithBranch"], cwd, check=False
+    )
+    if wanted.stdout.strip() != b"true":
+        return None
+    tasks = []
+    for task in dict.fromkeys(task_from_branch(b) for b in branches):
+        if run_git(["for-each-ref", "--count=1", f"refs/checkpoints/{task}/"], cwd).stdout.strip():
+            tasks += ["--task", task]
+    if not tasks:
+        return None
+    proc = subprocess.run(
+        ["git", "checkpoint", "push", remote, *tasks],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    said = (proc.stdout + proc.stderr).strip().splitlines()
+    if proc.returncode != 0:
+        last = said[-1] if said else f"exit {proc.returncode}"
+        raise CheckpointError(f"checkpoints not pushed with the branch: {last}")
+    return said[0] if said else None

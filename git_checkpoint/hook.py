@@ -122,8 +122,17 @@ def git_plan(event: str, rest: list[str]) -> tuple[str, str] | None:
         return cwd, f"before rebase{onto}"
     if event == "pre-merge-commit":
         return cwd, "before the merge commit"
-    # pre-push: pushing checkpoints with the branch needs `git checkpoint push`, which
-    # does not exist yet; until it does this hook only keeps the chain intact.
+    # pre-push: with checkpoint.pushWithBranch, the pushed branches' checkpoints go too
+    from .git_hooks import push_with_branch
+
+    os.environ[GUARD] = "1"  # that push runs git push: its pre-push must not recurse
+    refs = sys.stdin.read().splitlines() if sys.stdin is not None else []
+    try:
+        said = push_with_branch(cwd, rest[0] if rest else "", refs)
+    except Exception as exc:
+        raise Skip(_one_line(exc)) from None
+    if said:
+        _say(said)
     return None
 
 

@@ -120,6 +120,34 @@ def test_push_chains_with_an_existing_pre_push_hook(repo: Repo, tmp_path: Path) 
     assert "refused" in proc.stderr
 
 
+def test_push_with_branch_pushes_the_branch_checkpoints_too(repo: Repo, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    repo.git("remote", "add", "origin", f"file://{remote}")
+    repo.cp("hooks", "install", "--git")
+    repo.write("work.txt", "saved\n")
+    repo.cp("save", "-m", "mine")
+
+    def remote_refs() -> str:
+        return subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname)"],
+            cwd=remote,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    assert git_run(repo, "push", "-q", "origin", "main").returncode == 0
+    assert "refs/checkpoints/" not in remote_refs()  # not asked for: the branch only
+    repo.git("config", "checkpoint.pushWithBranch", "true")
+    repo.write("more.txt", "more\n")
+    repo.commit_all("more")
+    proc = git_run(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, proc.stderr
+    assert "refs/checkpoints/main/cp_001" in remote_refs()
+    assert "refs/heads/main" in remote_refs()
+
+
 def test_a_checkpoint_problem_never_stops_git(repo: Repo) -> None:
     diverged(repo)
     repo.cp("hooks", "install", "--git")
