@@ -7,13 +7,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 
 from git_checkpoint.cli import cli
 
 from .conftest import Repo
 
-COMMANDS = [*sorted(name for name in cli.commands if name != "task"), "task set"]
+
+def _leaves(group: click.Group, prefix: str = "") -> list[str]:
+    out = []
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            out += _leaves(command, f"{prefix}{name} ")
+        elif name != "mcp":  # the server takes no --json: it speaks JSON-RPC
+            out.append(f"{prefix}{name}")
+    return out
+
+
+COMMANDS = _leaves(cli)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -62,3 +74,36 @@ def test_diff_stat_and_name_only(repo: Repo) -> None:
     assert "exclude each other" in err
     patch = repo.cp("diff").stdout
     assert "+print('more')" in patch
+
+
+def test_show_list_status_escape_names_and_text(repo: Repo) -> None:
+    repo.write("tab\tname.txt", "x\n")
+    repo.write("caf\u00e9.txt", "y\n")
+    repo.cp("save", "-m", "evil \x1b[31mred\x1b[0m", "--hypothesis", "bell\x07")
+    listed = repo.cp("list").stdout
+    assert "\x1b" not in listed and "evil \\033[31mred\\033[0m" in listed
+    shown = repo.cp("show").stdout
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert '  "tab\\tname.txt"' in shown
+    assert '  "caf\\303\\251.txt"' in shown  # octal bytes, as git's core.quotePath does
+    assert "hypothesis: bell\\a" in shown
+    assert repo.cp_json("list")["checkpoints"][0]["message"] == "evil \x1b[31mred\x1b[0m"
+    repo.write("tab\tname.txt", "changed\n")
+    assert '  "tab\\tname.txt"' in repo.cp("status").stdout
+
+
+def test_resume_marks_a_failing_verifier_resolved(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "verifiers:\n  - {name: unit, command: 'test -f fixed'}\n")
+    repo.commit_all("verifier")
+    repo.cp("verify", expect=1)  # saves cp_001 and fails on it
+    brief = repo.cp_json("resume")
+    assert brief["last_failing_verifier"]["name"] == "unit"
+    assert brief["last_failing_verifier_resolved_by"] is None
+    assert "resolved" not in repo.cp("resume").stdout
+    repo.write("fixed", "yes\n")
+    repo.cp("verify")  # saves cp_002 and passes
+    brief = repo.cp_json("resume")
+    assert brief["last_failing_verifier_resolved_by"] == "cp_002"
+    assert "last failing verifier: unit (exit 1 on cp_001), resolved: it passed on cp_002" in (
+        repo.cp("resume").stdout
+    )

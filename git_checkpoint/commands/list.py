@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..context import Context
+from ..display import escape_text
 from ..errors import UsageError
 from ..manifest import age
 from ..notes import derive_status, read_events, verifier_summary
@@ -50,7 +51,7 @@ class ListResult:
             overlay = f"+{c.overlay_files} untracked" if c.overlay_files else ""
             out.append(
                 f"{label:<18} {c.age:>4}  {c.status:<9} {checks:<10} {overlay:<14} "
-                f"{c.message}{kind}".rstrip()
+                f"{escape_text(c.message)}{kind}".rstrip()
             )
         return out
 

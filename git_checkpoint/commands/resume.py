@@ -6,10 +6,13 @@ from dataclasses import dataclass
 
 from .. import tasks
 from ..context import Context
+from ..display import escape_text, quote_path
 from ..errors import UsageError
+from ..gitio import Repo
+from ..notes import latest_results, read_events
 from ..restore import managed_differences
 from ..snapshot import capture_workspace
-from ..store import history, resolve
+from ..store import Checkpoint, history, resolve
 from ..tasks import FailingVerifier
 
 
@@ -24,6 +27,8 @@ class ResumeBrief:
     hypothesis: str | None
     next_move: str | None
     files_under_active_edit: list[str]
+    # A later checkpoint on which the last failing verifier passed: the failure is resolved.
+    last_failing_verifier_resolved_by: str | None = None
 
     def lines(self) -> list[str]:
         out = [f"# resume: {self.task}"]
@@ -31,17 +36,23 @@ class ResumeBrief:
         out.append(f"latest checkpoint: {self.latest_checkpoint or 'none'}")
         out.append(f"attempts so far: {self.attempts}")
         failing = self.last_failing_verifier
-        if failing:
+        if failing and self.last_failing_verifier_resolved_by:
+            out.append(
+                f"last failing verifier: {failing.name} (exit {failing.exit_code}"
+                + (f" on {failing.checkpoint}" if failing.checkpoint else "")
+                + f"), resolved: it passed on {self.last_failing_verifier_resolved_by}"
+            )
+        elif failing:
             out.append(f"last failing verifier: {failing.name} (exit {failing.exit_code})")
             tail = failing.output_tail.rstrip().splitlines()[-15:]
-            out += [f"  | {line}" for line in tail]
+            out += [f"  | {escape_text(line)}" for line in tail]
         else:
             out.append("last failing verifier: none")
-        out.append(f"hypothesis: {self.hypothesis or 'none recorded'}")
-        out.append(f"next safe move: {self.next_move or 'none recorded'}")
+        out.append(f"hypothesis: {escape_text(self.hypothesis or 'none recorded')}")
+        out.append(f"next safe move: {escape_text(self.next_move or 'none recorded')}")
         if self.files_under_active_edit:
             out.append("files under active edit:")
-            out += [f"  {p}" for p in self.files_under_active_edit[:30]]
+            out += [f"  {quote_path(p)}" for p in self.files_under_active_edit[:30]]
         else:
             out.append("files under active edit: none")
         return out
@@ -74,4 +85,23 @@ def run(ctx: Context, *, task: str | None) -> ResumeBrief:
         hypothesis=record.hypothesis,
         next_move=record.next_move,
         files_under_active_edit=editing,
+        last_failing_verifier_resolved_by=_resolved_by(repo, record.last_failing_verifier, normal),
     )
+
+
+def _resolved_by(
+    repo: Repo, failing: FailingVerifier | None, normal: list[Checkpoint]
+) -> str | None:
+    """The first checkpoint after the failing one on which that verifier passed."""
+    if failing is None or not failing.checkpoint or not failing.checkpoint.startswith("cp_"):
+        return None
+    try:
+        after = int(failing.checkpoint[3:])
+    except ValueError:
+        return None
+    for cp in normal:
+        if cp.number > after:
+            result = latest_results(read_events(repo, cp.commit)).get(failing.name)
+            if result is not None and result.get("status") == "passed":
+                return cp.id
+    return None

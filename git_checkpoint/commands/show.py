@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ..context import Context
+from ..display import escape_text, quote_path
 from ..gitio import EMPTY_TREE
 from ..notes import derive_status, read_events, verifier_summary
 from ..store import overlay_paths, resolve
@@ -55,16 +56,17 @@ class ShowResult:
             f"status:   {self.status}",
         ]
         if self.message:
-            out.append(f"message:  {self.message}")
+            out.append(f"message:  {escape_text(self.message)}")
         for key in ("hypothesis", "next_move"):
             if self.manifest.get(key):
-                out.append(f"{key.replace('_', ' ')}: {self.manifest[key]}")
+                out.append(f"{key.replace('_', ' ')}: {escape_text(str(self.manifest[key]))}")
         for v in self.verifiers:
             out.append(verifier_line(v.name, v.status))
         for event in self.events:
             if event.get("event") in ("promoted", "rejected", "forced_promotion", "review"):
                 extra = event.get("reason") or event.get("rule") or ""
-                out.append(f"event:    {event.get('at')} {event.get('event')} {extra}".rstrip())
+                line = f"event:    {event.get('at')} {event.get('event')} {extra}"
+                out.append(escape_text(line.rstrip()))
         if self.diffstat.strip():
             out.append("changes against base:")
             out += [f"  {line.strip()}" for line in self.diffstat.rstrip().splitlines()]
@@ -72,7 +74,7 @@ class ShowResult:
             out.append("changes against base: none")
         if self.overlay_files:
             out.append(f"untracked files ({len(self.overlay_files)}):")
-            out += [f"  {p}" for p in self.overlay_files[:50]]
+            out += [f"  {quote_path(p)}" for p in self.overlay_files[:50]]
             if len(self.overlay_files) > 50:
                 out.append(f"  … and {len(self.overlay_files) - 50} more")
         if self.patch:

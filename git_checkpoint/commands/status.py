@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .. import tasks
 from ..context import Context
+from ..display import escape_text, quote_path
 from ..notes import derive_status, read_events, verifier_summary
 from ..restore import managed_differences, read_journal
 from ..snapshot import capture_workspace
@@ -41,7 +42,7 @@ class StatusResult:
         if self.latest is not None:
             if self.drift:
                 out.append(f"drift since {self.latest}: {len(self.drift)} files")
-                out += [f"  {p}" for p in self.drift[:20]]
+                out += [f"  {quote_path(p)}" for p in self.drift[:20]]
                 if len(self.drift) > 20:
                     out.append(f"  … and {len(self.drift) - 20} more")
             else:
@@ -49,10 +50,9 @@ class StatusResult:
         for name, result in self.verifiers.items():
             out.append(verifier_line(name, result))
         if self.hypothesis:
-            out.append(f"hypothesis: {self.hypothesis}")
-        out.append(
-            f"next move: {self.next_move or 'none recorded (git checkpoint task set --next …)'}"
-        )
+            out.append(f"hypothesis: {escape_text(self.hypothesis)}")
+        move = self.next_move or "none recorded (git checkpoint task set --next …)"
+        out.append(f"next move: {escape_text(move)}")
         return out
 
 
