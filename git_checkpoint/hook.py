@@ -110,6 +110,8 @@ def agent_plan(agent: str, event: str, payload: dict[str, Any]) -> tuple[str, st
         return _if_risky(cwd, _text(args.get("command")))
     if tool in EDIT_TOOLS:
         path = _text(args.get("file_path") or args.get("notebook_path") or args.get("path"))
+        if tool == "apply_patch":  # Codex: the patch names its files
+            path = _patched_file(_text(args.get("command")))
         target = _rel(path, cwd) if path else "files"
         return cwd, f"before {tool} of {target}"
     return None  # a tool we were not asked about (a wide matcher): nothing to do
@@ -134,6 +136,14 @@ def git_plan(event: str, rest: list[str]) -> tuple[str, str] | None:
     if said:
         _say(said)
     return None
+
+
+def _patched_file(patch: str) -> str:
+    for line in patch.splitlines():
+        for tag in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):
+            if line.startswith(tag):
+                return line[len(tag) :].strip()
+    return ""
 
 
 def _if_risky(cwd: str, command: str) -> tuple[str, str] | None:

@@ -253,3 +253,20 @@ def test_guard_variable_stops_a_save_inside_a_save(repo: Repo, tmp_path: Path) -
         env={"GIT_CHECKPOINT_HOOK_ACTIVE": "1"},
     )
     assert checkpoints(repo) == []
+
+
+@pytest.mark.parametrize(
+    ("agent", "event", "fixture", "summary"),
+    [
+        ("claude-code", "PreToolUse", "PreToolUse-Edit", "before Edit of src/app.py"),
+        ("codex", "PreToolUse", "PreToolUse-apply_patch", "before apply_patch of src/app.py"),
+        ("gemini-cli", "BeforeTool", "BeforeTool-write_file", "before write_file of src/new.py"),
+        ("cursor", "afterFileEdit", "afterFileEdit", "after edit of src/app.py"),
+    ],
+)
+def test_edit_checkpoint_names_the_file(
+    repo: Repo, tmp_path: Path, agent: str, event: str, fixture: str, summary: str
+) -> None:
+    repo.write("src/app.py", "print('edited')\n")
+    run_hook(agent, event, payload(agent, fixture, repo.path), tmp_path)
+    assert messages(repo)[0].endswith(summary)
