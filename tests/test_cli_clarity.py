@@ -107,3 +107,17 @@ def test_resume_marks_a_failing_verifier_resolved(repo: Repo) -> None:
     assert "last failing verifier: unit (exit 1 on cp_001), resolved: it passed on cp_002" in (
         repo.cp("resume").stdout
     )
+
+
+def test_verify_without_a_checkpoint_says_which_it_saved(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "verifiers:\n  - {name: unit, command: 'true'}\n")
+    repo.commit_all("verifier")
+    out = repo.cp("verify").stdout.splitlines()
+    assert out[0] == "checkpoint saved: cp_001"
+    assert out[-1] == "status: main/cp_001 promoted"
+    assert repo.cp("verify").stdout.splitlines()[0] == "unchanged since cp_001"
+    repo.write("src/app.py", "print(3)\n")
+    proc = repo.cp("verify", "--json")
+    assert "checkpoint saved: cp_002" in proc.stderr
+    assert json.loads(proc.stdout)["saved"] is True
+    assert repo.cp_json("verify", "cp_001")["saved"] is None  # named: nothing saved

@@ -30,13 +30,15 @@ class VerifyResult:
     results: list[VerifierResult]
     status: str
     exit_code: int = field(default=0)
+    saved: bool | None = None  # no checkpoint named: True if verify saved it, False if unchanged
 
     def lines(self) -> list[str]:
         return [f"status: {self.checkpoint} {self.status}"]
 
 
-def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool]:
-    """The checkpoint to verify, and whether the workspace holds exactly its state."""
+def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool, bool | None]:
+    """The checkpoint to verify, whether the workspace holds exactly its state, and (with
+    no name) whether it was saved just now."""
     repo, task = ctx.repo, ctx.task()
     snapshot = capture_workspace(repo, ctx.config)
     if name is None:
@@ -45,9 +47,9 @@ def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool]:
             if outcome.created:
                 saved = outcome.checkpoint
                 state.log_event(repo, "save", task=task, checkpoint=saved.id, commit=saved.commit)
-        return outcome.checkpoint, True
+        return outcome.checkpoint, True, outcome.created
     cp = resolve(repo, name, task)
-    return cp, same_state(repo, snapshot, cp)
+    return cp, same_state(repo, snapshot, cp), None
 
 
 def run(
@@ -59,7 +61,9 @@ def run(
 ) -> VerifyResult:
     repo = ctx.repo
     verifiers = select_verifiers(ctx.config, only)
-    cp, in_place = _target(ctx, name)
+    cp, in_place, saved = _target(ctx, name)
+    if saved is not None:
+        progress(f"checkpoint saved: {cp.id}" if saved else f"unchanged since {cp.id}")
     progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
 
     def show(result: VerifierResult) -> None:
@@ -81,4 +85,4 @@ def run(
         failing = required_failed(ctx.config, results)
         tasks.note_verification(repo, cp.task, cp.id, failing, status)
         state.log_event(repo, "verify", checkpoint=cp.name, status=status)
-    return VerifyResult(cp.name, cp.commit, where, results, status, 1 if failing else 0)
+    return VerifyResult(cp.name, cp.commit, where, results, status, 1 if failing else 0, saved)
