@@ -30,7 +30,7 @@ from .notes import read_events
 from .recovery import restore_to
 from .snapshot import capture_workspace
 from .state import now_iso
-from .store import same_state, save_checkpoint
+from .store import Checkpoint, managed_tree, same_state, save_checkpoint
 from .verify import (
     VerifierResult,
     decide,
@@ -77,6 +77,7 @@ def feedback_path(repo: Repo, task: str) -> str:
 def write_feedback(repo: Repo, task: str, attempt: int, rollback: str) -> str:
     record = tasks.load_task(repo, task)
     failing = record.last_failing_verifier
+    last = record.history[-1] if record.history else {}
     data = {
         "task": task,
         "attempt": attempt,
@@ -85,10 +86,26 @@ def write_feedback(repo: Repo, task: str, attempt: int, rollback: str) -> str:
         "hypothesis": record.hypothesis,
         "next_move": record.next_move,
         "previous_attempts": list(record.history[-5:]),
+        # The last attempt's failures (verifiers not required too) and the files it
+        # changed: everything the next attempt should know it broke or touched.
+        "failed_verifiers": list(last.get("failed_verifiers") or []),
+        "changed_files": list(last.get("changed_files") or []),
     }
     path = feedback_path(repo, task)
     state.write_atomic(Path(path), json.dumps(data, indent=2).encode())
     return path
+
+
+def changed_files(repo: Repo, before: Checkpoint, after: Checkpoint) -> list[str]:
+    """The managed paths that differ between two checkpoints (overlay included)."""
+    return repo.git_lines(
+        "diff",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        managed_tree(repo, before),
+        managed_tree(repo, after),
+    )
 
 
 def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool) -> int:
@@ -214,13 +231,30 @@ def run_loop(
                 log(f"warning: the verifiers changed the workspace; evidence is for {attempt.id}")
         tasks.note_verification(repo, task, attempt.id, failing, status)
         record = tasks.load_task(repo, task)
-        entry: dict[str, object] = {"attempt": k, "agent_exit": code, "checkpoint": attempt.id}
+        entry: dict[str, object] = {
+            "attempt": k,
+            "agent_exit": code,
+            "checkpoint": attempt.id,
+            "failed_verifiers": [
+                {
+                    "name": r.name,
+                    "required": r.required,
+                    "status": r.status,
+                    "exit_code": r.exit_code,
+                    "output_tail": r.output_tail[-1000:],
+                }
+                for r in results
+                if r.status != "passed"
+            ],
+            "changed_files": changed_files(repo, rollback, attempt),
+        }
         if failing is None:
             entry.update(result="passed", at=now_iso())
             tasks.save_task(
                 repo,
                 replace(record, attempts=record.attempts + 1, history=(*record.history, entry)),
             )
+            write_feedback(repo, task, k, rollback.id)  # after the run: what it left
             log(f"promoted: {attempt.id}" if status == "promoted" else f"status: {status}")
             done.append(Attempt(k, code, results, True, attempt.id))
             state.log_event(
@@ -235,6 +269,7 @@ def run_loop(
         tasks.save_task(
             repo, replace(record, attempts=record.attempts + 1, history=(*record.history, entry))
         )
+        write_feedback(repo, task, k, rollback.id)
         with _explained(log, k, rollback.id), state.locked(repo, config.lock_timeout):
             report = restore_to(repo, config, task, rollback, move_head=True)
         state.log_event(repo, "run", task=task, attempt=k, result="failed", kept=attempt.id)

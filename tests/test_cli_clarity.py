@@ -121,3 +121,37 @@ def test_verify_without_a_checkpoint_says_which_it_saved(repo: Repo) -> None:
     assert "checkpoint saved: cp_002" in proc.stderr
     assert json.loads(proc.stdout)["saved"] is True
     assert repo.cp_json("verify", "cp_001")["saved"] is None  # named: nothing saved
+
+
+AGENT = """\
+import os, pathlib, shutil, sys
+attempt = os.environ["CHECKPOINT_ATTEMPT"]
+shutil.copy(os.environ["CHECKPOINT_FEEDBACK"], sys.argv[1] + f"/feedback-{attempt}.json")
+pathlib.Path("bad").write_text("lint will complain\\n")
+if attempt == "2":
+    pathlib.Path("good").write_text("fixed\\n")
+"""
+
+
+def test_run_feedback_carries_optional_failures_and_changed_files(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.write(
+        ".checkpoint.yaml",
+        "verifiers:\n"
+        "  - {name: unit, command: 'test -f good'}\n"
+        "  - {name: lint, command: 'test ! -f bad', required: false}\n",
+    )
+    repo.commit_all("verifiers")
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    repo.cp("run", "--attempts", "2", "--", "python3", str(agent), str(tmp_path))
+    seen = json.loads((tmp_path / "feedback-2.json").read_text())  # what attempt 2 read
+    assert [(f["name"], f["required"]) for f in seen["failed_verifiers"]] == [
+        ("unit", True),
+        ("lint", False),
+    ]
+    assert seen["changed_files"] == ["bad"]
+    after = json.loads((repo.path / ".git/checkpoint/feedback/main.json").read_text())
+    assert [f["name"] for f in after["failed_verifiers"]] == ["lint"]  # passed, lint did not
+    assert after["changed_files"] == ["bad", "good"]
