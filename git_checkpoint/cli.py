@@ -111,7 +111,7 @@ def json_option(fn: F) -> F:
 
 def context() -> Context:
     from .context import load_context
-    from .restore import read_journal
+    from .journal import read_journal
 
     ctx = load_context()
     try:
@@ -120,10 +120,16 @@ def context() -> Context:
         say_err(f"warning: {exc}; `git checkpoint undo` goes back to before that restore")
         return ctx
     if journal is not None:
-        say_err(
-            f"warning: a restore of {journal.target_name} was interrupted; run "
-            "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"
-        )
+        from .state import lock_holder
+
+        holder = lock_holder(ctx.repo)
+        if holder is not None:
+            say_err(f"note: a restore of {journal.target_name} is in progress (pid {holder})")
+        else:
+            say_err(
+                f"warning: a restore of {journal.target_name} was interrupted; run "
+                "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"
+            )
     return ctx
 
 
@@ -181,18 +187,6 @@ def list_(task: str | None, all_tasks: bool, remote: str | None, as_json: bool) 
     from .commands import list as cmd
 
     return emit(cmd.run(context(), task=task, all_tasks=all_tasks, remote=remote), as_json)
-
-
-@cli.command()
-@click.argument("checkpoint", default="@")
-@click.option("--manifest", "manifest_only", is_flag=True, help="Only the manifest.")
-@click.option("--patch", is_flag=True, help="Include the patch against the base.")
-@json_option
-def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> int:
-    """Show a checkpoint: manifest, status, verifiers, diffstat, overlay."""
-    from .commands import show as cmd
-
-    return emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
 
 
 def terminal_progress() -> Callable[[str], None]:
@@ -268,6 +262,18 @@ def scan(checkpoint: str, as_json: bool) -> int:
     from .commands import scan as cmd
 
     return emit(cmd.run(context(), checkpoint), as_json)
+
+
+@cli.command()
+@click.argument("checkpoint", default="@")
+@click.option("--manifest", "manifest_only", is_flag=True, help="Only the manifest.")
+@click.option("--patch", is_flag=True, help="Include the patch against the base.")
+@json_option
+def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> int:
+    """Show a checkpoint: manifest, status, verifiers, diffstat, overlay."""
+    from .commands import show as cmd
+
+    return emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
 
 
 @cli.command()
@@ -351,14 +357,15 @@ def restore(
 
 
 @cli.command()
+@click.option("--task", help="Undo the last restore of this task (default: the last one).")
 @click.option("--move-head", is_flag=True, help="Move the branch back to where it was.")
 @click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @json_option
-def undo(move_head: bool, keep_head: bool, as_json: bool) -> int:
-    """Restore the latest safety checkpoint: the undo of the last restore."""
+def undo(task: str | None, move_head: bool, keep_head: bool, as_json: bool) -> int:
+    """Go back over the last restore made in this worktree (to its safety checkpoint)."""
     from .commands import undo as cmd
 
-    return emit(cmd.run(context(), move_head=move_head, keep_head=keep_head), as_json)
+    return emit(cmd.run(context(), task=task, move_head=move_head, keep_head=keep_head), as_json)
 
 
 @cli.command()

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 ZERO_OID = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
+# The git config keys we read: ours, the origin URL (manifests), core.ignoreCase (excludes).
+CONFIG_PATTERN = r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$)"
+
 # Environment variables that would make a git child act on another repository than ours.
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
@@ -66,6 +69,61 @@ def run_git(
     if check and proc.returncode != 0:
         raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
     return proc
+
+
+def _ntfs_dotgit(part: str) -> bool:
+    """git's `is_ntfs_dotgit` (core.protectNTFS, on by default everywhere): `.git` or
+    `git~1`, any case, followed only by spaces and dots up to a `\\`, `:` or the end.
+    """
+    for sep in ("\\", ":"):
+        part = part.split(sep, 1)[0]
+    low = part.lower()
+    return any(
+        low.startswith(name) and not low[len(name) :].strip(" .") for name in (".git", "git~1")
+    )
+
+
+def git_refuses_path(path: str, *, symlink: bool = False) -> bool:
+    """True for a path git itself will not put in an index or check out on this platform
+    (read-cache.c `verify_path` on POSIX): absolute, empty, `.` or `..` components, a NUL,
+    a `.git` in any NTFS disguise, or a symlink named `.gitmodules`. A backslash is an
+    ordinary character here, as it is to git on Linux.
+    """
+    if not path or path.startswith("/") or path.endswith("/") or "\0" in path:
+        return True
+    parts = path.split("/")
+    if any(p in ("", ".", "..") or _ntfs_dotgit(p) for p in parts):
+        return True
+    last = parts[-1].lower().rstrip(" .")
+    return symlink and (last == ".gitmodules" or last.startswith("gitmod~"))
+
+
+def spawn_git(
+    argv: list[str], cwd: str | Path, *, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start `git argv…` in the background (stdout and stderr piped), with the same
+    environment rules as `run_git`; the caller collects it with `communicate()`.
+    """
+    full_env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    full_env.update(env or {})
+    try:
+        return subprocess.Popen(
+            ["git", *argv],
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=tuple(INHERITED_FDS),
+        )
+    except OSError as exc:
+        raise GitFailed(argv, 127, str(exc)) from exc
+
+
+def _oid(text: str) -> str | None:
+    """`text` if it is an object id (40 or 64 lowercase hex digits), else None."""
+    ok = len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+    return text if ok and text != ZERO_OID else None
 
 
 def nul_list(paths: Iterable[str]) -> bytes:
@@ -170,11 +228,33 @@ class Repo:
             text = ""
         if text.startswith("ref: "):
             ref = text[5:].strip()
-        else:  # detached (a bare id), or a HEAD we cannot read as a file: ask git
+        elif _oid(text.strip()):  # detached at this commit
+            ref = ""
+        else:  # a HEAD we cannot read as a file: ask git
             sym = run_git(["symbolic-ref", "-q", "HEAD"], self.root, check=False)
             ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
         branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
-        return self.resolve_ref("HEAD^{commit}"), branch
+        fast = self.read_ref_file(ref) if branch else _oid(text.strip())
+        return fast or self.resolve_ref("HEAD^{commit}"), branch
+
+    def read_ref_file(self, ref: str) -> str | None:
+        """The id a branch names, read from its loose file or packed-refs without a git
+        process; None when not found that way (unborn, reftable, a symref: ask git).
+        """
+        try:
+            return _oid((self.common_dir / ref).read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            pass
+        try:
+            packed = (self.common_dir / "packed-refs").read_bytes()
+        except OSError:
+            return None
+        target = b" " + ref.encode("utf-8", "surrogateescape") + b"\n"
+        at = packed.find(target)
+        if at < 0:
+            return None
+        start = packed.rfind(b"\n", 0, at) + 1
+        return _oid(packed[start:at].decode("ascii", "replace"))
 
     def create_ref(self, name: str, oid: str, reason: str) -> bool:
         """Create ref `name` at `oid` with a reflog entry; False if it already exists."""
@@ -204,9 +284,8 @@ class Repo:
 
     @cached_property
     def _config(self) -> list[tuple[str, str]]:
-        """Our `checkpoint.*` keys and the origin URL, read once."""
-        pattern = r"^(checkpoint\.|remote\.origin\.url$)"
-        proc = run_git(["config", "-z", "--get-regexp", pattern], self.root, check=False)
+        """Our `checkpoint.*` keys, the origin URL and core.ignoreCase, read once."""
+        proc = run_git(["config", "-z", "--get-regexp", CONFIG_PATTERN], self.root, check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
         pairs: list[tuple[str, str]] = []
@@ -219,6 +298,14 @@ class Repo:
     def checkpoint_config(self) -> list[tuple[str, str]]:
         """Every `git config checkpoint.*` entry, in file order."""
         return [(k, v) for k, v in self._config if k.startswith("checkpoint.")]
+
+    def config_pairs(self) -> list[tuple[str, str]]:
+        """Every pair `_config` read (CONFIG_PATTERN), as read."""
+        return list(self._config)
+
+    def ignore_case(self) -> bool:
+        values = [v.lower() for k, v in self._config if k == "core.ignorecase"]
+        return bool(values) and values[-1] in ("true", "yes", "on", "1", "")
 
     def origin_url(self) -> str | None:
         urls = [v for k, v in self._config if k == "remote.origin.url"]

@@ -278,7 +278,7 @@ def run_loop(
             f"restored {rollback.id}: {len(report.brought_back)} written back, "
             f"{len(report.removed)} removed (failed attempt kept as {attempt.id})"
         )
-        log(f"workspace status: {report.workspace_status}")
+        log(f"workspace matches {rollback.id}")
         if k < attempts:
             log(
                 f"next action: attempt {k + 1} with feedback: {failing.name} failed "

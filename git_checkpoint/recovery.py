@@ -1,116 +1,90 @@
-"""Restore with a safety net: the HEAD check, the safety checkpoint, the journal.
+"""Restore with a safety net: the checks, the safety checkpoint, the journal, undo.
 
-`restore_to` is what `restore`, `undo` and the run loop's rollback share. Callers hold
-the lock. Nothing is written before every path of the target has been checked.
+`restore_to` is what `restore`, `undo` and the run loop's rollback share; callers hold
+the lock. Order of work, so that every kill point can be finished or undone:
+check everything -> safety checkpoint -> journal -> stage every file (filters, blobs,
+space) -> move HEAD -> rule files -> store newly uncovered residue in the safety
+checkpoint -> remove and write (each only if its bytes are stored) -> index -> check.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .config import CONFIG_NAME, Config, load_config
-from .errors import Refused, UsageError
-from .gitio import ZERO_OID, Repo
-from .restore import (
+from .errors import CheckpointError, GitFailed, Refused, UsageError
+from .gitio import ZERO_OID, Repo, git_refuses_path
+from .journal import (
     Journal,
-    Plan,
-    apply_plan,
+    RestoreRecord,
     clear_journal,
-    leftovers,
-    plan_restore,
-    prune_empty_parents,
     read_journal,
+    record_restore,
+    restore_records,
     set_journal_aside,
     write_journal,
 )
-from .snapshot import capture_workspace, list_overlay_candidates, split_overlay
+from .materialize import (
+    Outcome,
+    move_into_place,
+    remove_files,
+    staged,
+    unstored,
+    update_index,
+)
+from .restore import Plan, TreeView, leftovers, plan_restore
+from .restore_report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
+from .snapshot import Snapshot, capture_workspace, list_overlay_candidates, split_overlay
 from .state import now_iso
-from .store import (
-    SAFETY,
-    Checkpoint,
-    add_to_overlay,
-    overlay_paths,
-    resolve,
-    save_checkpoint,
-    task_checkpoints,
+from .store import SAFETY, Checkpoint, add_to_overlay, checkpoint_at, save_checkpoint
+
+RULE_FILES = (".gitignore", CONFIG_NAME)
+
+# A path in the git dir that says an operation is under way, what it is, how to end it.
+_OPERATIONS = (
+    ("MERGE_HEAD", "a merge", "git merge --continue / --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue / --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue / --abort"),
+    ("rebase-merge", "a rebase", "git rebase --continue / --abort"),
+    ("rebase-apply/applying", "a git am", "git am --continue / --abort"),
+    ("rebase-apply", "a rebase", "git rebase --continue / --abort"),
+    ("BISECT_LOG", "a bisect", "git bisect reset"),
 )
 
 
-@dataclass(frozen=True)
-class HeadMove:
-    ref: str  # the branch moved, or HEAD when detached
-    old: str | None
-    new: str
-    left_behind: list[str]  # commits no longer on the branch (reachable via the safety cp)
+def operation_in_progress(repo: Repo) -> str | None:
+    """The git operation this worktree is in the middle of, as a refusal message."""
+    for name, what, how in _OPERATIONS:
+        if os.path.lexists(repo.git_dir / name):
+            return f"{what} is in progress: finish or abort it first ({how})"
+    return None
 
 
-@dataclass(frozen=True)
-class RestoreReport:
-    checkpoint: str  # task/cp_NNN restored
-    commit: str
-    safety_checkpoint: str | None  # None on --dry-run and on --continue
-    dry_run: bool
-    brought_back: list[str]
-    removed: list[str]
-    head: HeadMove | None
-    workspace_status: str  # "clean", or "not checked" on --dry-run
-
-    def lines(self) -> list[str]:
-        verb = "would restore" if self.dry_run else "restored"
-        out = []
-        if self.safety_checkpoint:
-            out.append(
-                f"safety checkpoint: {self.safety_checkpoint} (undo with: git checkpoint undo)"
-            )
-        out.append(
-            f"{verb} {self.checkpoint}: {len(self.brought_back)} written, "
-            f"{len(self.removed)} removed"
+def _head_move(repo: Repo, target: Checkpoint, move_head: bool, keep_head: bool) -> HeadMove | None:
+    head, branch = repo.head()
+    if head == target.base:
+        return None
+    if not (move_head or keep_head):
+        raise head_refusal(target, head, branch)
+    if keep_head:
+        return None
+    if target.base is None:
+        raise Refused(
+            f"{target.name} was saved on an unborn HEAD: there is no commit to move back to; "
+            "use --keep-head"
         )
-        out += _listing("brought back" if not self.dry_run else "would write", self.brought_back)
-        out += _listing("removed" if not self.dry_run else "would remove", self.removed)
-        if self.head:
-            h = self.head
-            old = h.old[:12] if h.old else "(unborn)"
-            out.append(
-                f"head: {'would move' if self.dry_run else 'moved'} {h.ref} "
-                f"from {old} to {h.new[:12]}"
-            )
-            if h.left_behind:
-                keep = f" (kept in {self.safety_checkpoint})" if self.safety_checkpoint else ""
-                out.append(
-                    f"  commits left behind{keep}: " + ", ".join(c[:12] for c in h.left_behind[:10])
-                )
-        if not self.dry_run:
-            out.append(f"workspace status: {self.workspace_status}")
-        return out
-
-
-def _listing(label: str, paths: list[str], limit: int = 20) -> list[str]:
-    out = [f"  {label}: {p}" for p in paths[:limit]]
-    if len(paths) > limit:
-        out.append(f"  … and {len(paths) - limit} more")
-    return out
-
-
-def head_refusal(target: Checkpoint, head: str | None, branch: str | None) -> Refused:
-    where = f"branch {branch!r}" if branch else "a detached HEAD"
-    at = head[:12] if head else "no commit yet"
     saved_on = target.manifest.get("branch")
-    saved = f" on branch {saved_on!r}" if isinstance(saved_on, str) else ""
-    base = target.base[:12] if target.base else "an unborn HEAD"
-    return Refused(
-        f"HEAD has moved: {target.name} was saved{saved} at {base}, now {where} is at {at}. "
-        f"Choose: --move-head (move {branch or 'HEAD'} back to {base}; later commits stay "
-        "in the safety checkpoint) or --keep-head (restore files and index over the current HEAD)"
-    )
+    if saved_on != branch:  # a checkpoint of another branch never moves this one
+        raise other_branch_refusal(target, branch)
+    ref = f"refs/heads/{branch}" if branch else "HEAD"
+    return HeadMove(ref, head, target.base, _left_behind(repo, head, target.base))
 
 
 def _left_behind(repo: Repo, old: str | None, new: str) -> list[str]:
     if old is None:
         return []
-    out = repo.git("rev-list", "--max-count=50", old, f"^{new}").decode().split()
-    return out
+    return repo.git("rev-list", "--max-count=50", old, f"^{new}").decode().split()
 
 
 def restore_to(
@@ -122,51 +96,31 @@ def restore_to(
     dry_run: bool = False,
     move_head: bool = False,
     keep_head: bool = False,
-    superseding: bool = False,
+    kind: str = "restore",
+    pending: Journal | None = None,
 ) -> RestoreReport:
     """Take a safety checkpoint, then make the managed set equal to `target`.
 
-    `superseding`: an interrupted restore may be pending; this one replaces it (undo).
+    `pending`: an interrupted restore this one replaces (undo goes back over it).
     """
     if move_head and keep_head:
         raise UsageError("--move-head and --keep-head exclude each other")
+    busy = operation_in_progress(repo)
+    if busy:
+        raise Refused(f"not restoring: {busy}")
     journal = read_journal(repo)
-    if journal is not None and not superseding:
+    if journal is not None and pending is None:
         raise Refused(
             f"a restore of {journal.target_name} was interrupted: finish it with "
             "`git checkpoint restore --continue`, or go back with `git checkpoint undo`"
         )
-    head, branch = repo.head()
-    head_move: HeadMove | None = None
-    if head != target.base:
-        if not (move_head or keep_head):
-            raise head_refusal(target, head, branch)
-        if move_head:
-            if target.base is None:
-                raise Refused(
-                    f"{target.name} was saved on an unborn HEAD: there is no commit to move "
-                    "back to; use --keep-head"
-                )
-            ref = f"refs/heads/{branch}" if branch else "HEAD"
-            head_move = HeadMove(ref, head, target.base, _left_behind(repo, head, target.base))
-
+    head, _ = repo.head()
+    head_move = _head_move(repo, target, move_head, keep_head)
     current = capture_workspace(repo, config)
     plan = plan_restore(repo, current, target)
     if dry_run:
-        return _report(target, None, plan, head_move, dry_run=True)
-
-    safety = save_checkpoint(
-        repo,
-        config,
-        task,
-        message=f"before restore of {target.name}",
-        auto=SAFETY,
-        dedupe=False,
-        snapshot=current,
-        # Where this restore leaves HEAD: `undo` may move it back from there, not from
-        # anywhere else.
-        extra={"head_after_restore": head_move.new if head_move else head},
-    ).checkpoint
+        return _report(repo, target, None, plan, head_move, dry_run=True)
+    safety = _safety(repo, config, task, current, f"before {kind} of {target.name}")
     journal = Journal(
         target=target.commit,
         target_name=target.name,
@@ -177,18 +131,31 @@ def restore_to(
         move_head=head_move is not None,
         started_at=now_iso(),
         pid=os.getpid(),
+        task=task,
+        kind=kind,
     )
     write_journal(repo, journal)
-    swept = _carry_out(repo, config, journal, plan, target)
-    return _report(target, safety.name, plan, head_move, dry_run=False, swept=swept)
+    outcome = _carry_out(repo, config, journal, plan, target, current, pending)
+    return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+
+
+def _safety(repo: Repo, config: Config, task: str, current: Snapshot, message: str) -> Checkpoint:
+    return save_checkpoint(
+        repo, config, task, message=message, auto=SAFETY, dedupe=False, snapshot=current
+    ).checkpoint
 
 
 def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
-    """Finish an interrupted restore from its journal (no new safety checkpoint)."""
+    """Finish an interrupted restore from its journal, after a safety checkpoint of what
+    is on disk now (files may have been made or edited since the interruption).
+    """
     journal = read_journal(repo)
     if journal is None:
         raise UsageError("no interrupted restore to continue")
-    target = resolve(repo, journal.target, task)
+    busy = operation_in_progress(repo)
+    if busy:
+        raise Refused(f"not continuing the restore: {busy}")
+    target = _recorded(repo, journal.target, journal.target_name, journal.task or task)
     head, branch = repo.head()
     head_move = None
     if journal.move_head and journal.head_to and head != journal.head_to:
@@ -196,125 +163,266 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
             raise head_refusal(target, head, branch)
         ref = f"refs/heads/{branch}" if branch else "HEAD"
         head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
-    plan = plan_restore(repo, capture_workspace(repo, config), target)
-    swept = _carry_out(repo, config, journal, plan, target)
-    return _report(target, journal.safety_name, plan, head_move, dry_run=False, swept=swept)
+    current = capture_workspace(repo, config)
+    plan = plan_restore(repo, current, target)
+    safety = _safety(
+        repo, config, journal.task or task, current, f"before continuing {journal.target_name}"
+    )
+    # The journal keeps its way back to before the whole restore; this run's safety
+    # checkpoint is what `undo` goes back to once it finishes.
+    journal = replace(journal, continued_from=(*journal.continued_from, safety.commit))
+    write_journal(repo, journal)
+    outcome = _carry_out(repo, config, journal, plan, target, current, None)
+    return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+
+
+def _recorded(repo: Repo, commit: str, name: str, task: str) -> Checkpoint:
+    """A checkpoint this worktree recorded by commit (its ref may be gone or moved)."""
+    cp_id = name.rsplit("/", 1)[-1]
+    try:
+        return checkpoint_at(repo, commit, name.rsplit("/", 1)[0] if "/" in name else task, cp_id)
+    except GitFailed:
+        raise UsageError(
+            f"checkpoint {name} ({commit[:12]}) is gone from this repository"
+        ) from None
 
 
 def _carry_out(
-    repo: Repo, config: Config, journal: Journal, plan: Plan, target: Checkpoint
-) -> list[str]:
-    """Move HEAD, apply the plan, sweep what new ignore rules uncover; return swept paths."""
-    if journal.move_head and journal.head_to:
-        head, _ = repo.head()
-        if head != journal.head_to:  # compare-and-swap from where the restore found HEAD
-            repo.update_ref(
-                "HEAD",
-                journal.head_to,
-                journal.head_from or ZERO_OID,
-                f"checkpoint: restore {journal.target_name} (--move-head)",
-            )
-    apply_plan(repo, plan)
-    swept = _sweep_uncovered(repo, config, journal, plan, target)
-    missing = leftovers(repo, plan)
-    if missing:
+    repo: Repo,
+    config: Config,
+    journal: Journal,
+    plan: Plan,
+    target: Checkpoint,
+    current: Snapshot,
+    pending: Journal | None,
+) -> Outcome:
+    now = TreeView(repo.odb, current.worktree_tree, current.overlay_tree)
+    outcome = Outcome()
+    with staged(repo, plan.writes) as stage:  # fails before the first write, or not at all
+        try:
+            if journal.move_head and journal.head_to:
+                head, _ = repo.head()
+                if head != journal.head_to:  # compare-and-swap from where we found HEAD
+                    repo.update_ref(
+                        "HEAD",
+                        journal.head_to,
+                        journal.head_from or ZERO_OID,
+                        f"checkpoint: restore {journal.target_name} (--move-head)",
+                    )
+            touched = [*(w.path for w in plan.writes), *plan.removes]
+            outcome.left.update(unstored(repo, now, touched))
+            removes = list(plan.removes)
+            residue: list[str] = []
+            rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
+            if rules:
+                remove_files(repo, [p for p in removes if p in rules], outcome)
+                move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
+                journal, residue, keep = _uncovered(repo, config, journal, target, now, pending)
+                removes = [p for p in removes if p not in keep and p not in rules]
+            remove_files(repo, removes, outcome)
+            move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
+            outcome.removed_residue = remove_files(repo, residue, outcome)
+            update_index(repo, plan, [w for w in plan.writes if w.path not in outcome.left])
+        except (OSError, CheckpointError) as exc:
+            raise _failed(repo, config, journal, exc) from None
+    missing = leftovers(repo, plan, outcome.left)
+    if outcome.left or missing:
+        shown = [f"{p} ({why})" for p, why in outcome.left.items()] + missing
         raise Refused(
-            f"restore finished but these still differ from {journal.target_name}: "
-            f"{', '.join(missing[:10])}; run `git checkpoint restore --continue` or `undo`"
+            f"restore of {journal.target_name} left these as they were: {', '.join(shown[:10])}; "
+            "run `git checkpoint restore --continue` to keep them in a safety checkpoint and "
+            "finish, or `git checkpoint undo` to go back"
         )
+    outcome.submodules = _submodules_elsewhere(plan, now, target)
     clear_journal(repo)
-    return swept
+    head, _ = repo.head()
+    if journal.continued_from:
+        journal = replace(journal, safety=journal.continued_from[-1], kind="continue")
+        journal = replace(journal, safety_name=_name_of(repo, journal))
+    if journal.kind != "rollback":  # a rollback is part of a failed restore, not one to undo
+        record_restore(repo, journal, head)
+    return outcome
 
 
-RULE_FILES = (".gitignore", CONFIG_NAME)
+def _name_of(repo: Repo, journal: Journal) -> str:
+    out = repo.git(
+        "for-each-ref", "--format=%(refname)", f"--points-at={journal.safety}", "refs/checkpoints/"
+    )
+    refs = out.decode().split()
+    return refs[0][len("refs/checkpoints/") :] if refs else journal.safety[:12]
 
 
-def _sweep_uncovered(
-    repo: Repo, config: Config, journal: Journal, plan: Plan, target: Checkpoint
-) -> list[str]:
-    """When the restore changed the ignore rules, files that were ignored before (so not
-    in the safety checkpoint) may now count as the target's work: residue of the attempt.
-    Add them to the safety checkpoint, then remove them, so the managed set under the
-    restored rules equals the target and `undo` still brings everything back.
+def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> CheckpointError:
+    """A write failed after the work tree was touched: go back to the safety checkpoint
+    by ourselves; if that fails too, the journal stays for `undo`.
     """
-    touched = [w.path for w in plan.writes] + list(plan.removes)
-    if not any(p.rsplit("/", 1)[-1] in RULE_FILES for p in touched):
-        return []
+    what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+    code = exc.exit_code if isinstance(exc, CheckpointError) else 4
+    try:
+        safety = _recorded(repo, journal.safety, journal.safety_name, journal.task)
+        restore_to(
+            repo,
+            config,
+            journal.task,
+            safety,
+            move_head=journal.move_head,
+            keep_head=not journal.move_head,
+            kind="rollback",
+            pending=journal,
+        )
+    except (OSError, CheckpointError) as again:
+        error = Refused(
+            f"restore of {journal.target_name} failed: {what}{where}; going back failed too "
+            f"({again}); run `git checkpoint undo` once the cause is fixed"
+        )
+    else:
+        error = Refused(
+            f"restore of {journal.target_name} failed: {what}{where}; the workspace was put "
+            f"back as it was (safety checkpoint {journal.safety_name})"
+        )
+    error.exit_code = code if code in (3, 4) else 4
+    return error
+
+
+def _uncovered(
+    repo: Repo,
+    config: Config,
+    journal: Journal,
+    target: Checkpoint,
+    now: TreeView,
+    pending: Journal | None,
+) -> tuple[Journal, list[str], set[str]]:
+    """The restored rule files are in place. Files they no longer ignore that the safety
+    snapshot did not hold (residue of the attempt) go into the safety checkpoint before
+    they are removed. Returns (journal, residue to remove, removals to skip).
+
+    Undoing an interrupted restore: a file its target's rules ignore and that the
+    interrupted restore did not write was there before it: it stays (`keep`).
+    """
     try:
         rules = load_config(repo.root, repo.checkpoint_config())
     except UsageError:
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
-    files, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
-    wanted = set(overlay_paths(repo, target))
-    residue = [p for p in files if p not in wanted]
-    if not residue or journal.safety_name is None:
-        return []
-    safety = resolve(repo, journal.safety_name, target.task)
-    kept = add_to_overlay(repo, safety, residue)
-    write_journal(repo, replace(journal, safety=kept))
-    for path in residue:
-        os.unlink(repo.root / path)
-        prune_empty_parents(repo.root, path)
-    return residue
+    managed, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
+    then = TreeView(repo.odb, target.worktree_tree, _overlay_of(repo, target))
+    residue = [
+        p for p in managed if then.get(p) is None and now.get(p) is None and not git_refuses_path(p)
+    ]
+    keep: set[str] = set()
+    if pending is not None:
+        forward = _recorded(repo, pending.target, pending.target_name, pending.task)
+        wrote = TreeView(repo.odb, forward.worktree_tree, _overlay_of(repo, forward))
+        managed_now = set(managed)
+        keep = {
+            p
+            for p in now.overlay
+            if p not in managed_now and wrote.get(p) is None and then.get(p) is None
+        }
+    if residue:
+        safety = _recorded(repo, journal.safety, journal.safety_name, journal.task)
+        kept = add_to_overlay(repo, safety, residue)
+        journal = replace(journal, safety=kept)
+        write_journal(repo, journal)  # the way back holds the residue before it is removed
+        repo.update_ref(safety.ref, kept, safety.commit, f"checkpoint: {safety.id} keeps residue")
+    return journal, residue, keep
+
+
+def _overlay_of(repo: Repo, cp: Checkpoint) -> str | None:
+    from .store import trees_of
+
+    return trees_of(repo, cp)[1]
+
+
+def _submodules_elsewhere(plan: Plan, now: TreeView, target: Checkpoint) -> list[str]:
+    """Gitlinks whose commit differs from the checkpoint's: restore does not enter them."""
+    out = []
+    for path, want in plan.gitlinks:
+        have = now.tracked(path)
+        if have != want:
+            at = have[1][:12] if have else "absent"
+            out.append(
+                f"{path} is at {at}, {target.name} has {want[1][:12]} "
+                f"(git -C {path} checkout {want[1][:12]})"
+            )
+    return out
 
 
 def _report(
+    repo: Repo,
     target: Checkpoint,
     safety: str | None,
     plan: Plan,
     head_move: HeadMove | None,
     *,
     dry_run: bool,
-    swept: list[str] | None = None,
+    outcome: Outcome | None = None,
 ) -> RestoreReport:
+    residue = outcome.removed_residue if outcome else []
     return RestoreReport(
         checkpoint=target.name,
         commit=target.commit,
         safety_checkpoint=safety,
         dry_run=dry_run,
         brought_back=[w.path for w in plan.writes],
-        removed=list(plan.removes) + (swept or []),
+        removed=list(plan.removes) + residue,
         head=head_move,
-        workspace_status="not checked" if dry_run else "clean",
+        workspace_status="not checked" if dry_run else "matches",
+        submodules=outcome.submodules if outcome else [],
     )
 
 
-def latest_safety(repo: Repo, task: str) -> Checkpoint:
-    safeties = [c for c in task_checkpoints(repo, task) if c.is_safety]
-    if not safeties:
-        raise UsageError(f"nothing to undo: task {task!r} has no safety checkpoint")
-    return safeties[-1]
+# --- undo -----------------------------------------------------------------------------------
+
+
+def _last_record(repo: Repo, task: str | None) -> RestoreRecord:
+    records = [r for r in restore_records(repo) if task is None or r.task == task]
+    if not records:
+        scope = f" for task {task!r}" if task else ""
+        raise UsageError(f"nothing to undo: no restore was made in this worktree{scope}")
+    return records[-1]
 
 
 def undo(
-    repo: Repo, config: Config, task: str, *, move_head: bool = False, keep_head: bool = False
+    repo: Repo,
+    config: Config,
+    task: str,
+    *,
+    only_task: str | None = None,
+    move_head: bool = False,
+    keep_head: bool = False,
 ) -> RestoreReport:
-    """Restore the latest safety checkpoint; itself undoable.
-
-    HEAD goes back too when it is where the undone restore left it; if it moved since
-    (a new commit), undo refuses like restore does, unless told --move-head/--keep-head.
-    After an interrupted restore, it goes back to the state from before it.
+    """Go back over the last restore made in this worktree (or `only_task`'s), to the
+    safety checkpoint it recorded itself; after an interrupted restore, to before it.
+    HEAD goes back too when it is where that restore left it; otherwise undo asks.
     """
     try:
         journal = read_journal(repo)
-    except UsageError:  # unreadable: set it aside; the latest safety checkpoint is the way back
+    except UsageError:  # unreadable: set it aside; the last finished restore is the way back
         set_journal_aside(repo)
         journal = None
-    if journal is not None and journal.safety:
-        target = resolve(repo, journal.safety, task)
-    else:
-        target = latest_safety(repo, task)
     head, _ = repo.head()
-    if head != target.base and not (move_head or keep_head):
-        left_by_restore = target.manifest.get("head_after_restore")
-        if journal is not None or head == left_by_restore:
-            move_head, keep_head = target.base is not None, target.base is None
-    return restore_to(
+    if journal is not None:
+        target = _recorded(repo, journal.safety, journal.safety_name, journal.task or task)
+        undoes = f"the interrupted {journal.kind} of {journal.target_name} ({journal.started_at})"
+        left_by_it: str | None = journal.head_to if journal.move_head else journal.head_from
+        owner = journal.task or task
+    else:
+        record = _last_record(repo, only_task)
+        target = _recorded(repo, record.safety, record.safety_name, record.task)
+        undoes = f"the {record.kind} of {record.target_name} ({record.at})"
+        left_by_it = record.head_after
+        owner = record.task
+    if head != target.base and not (move_head or keep_head) and head == left_by_it:
+        move_head, keep_head = target.base is not None, target.base is None
+    report = restore_to(
         repo,
         config,
-        task,
+        owner,
         target,
         move_head=move_head,
         keep_head=keep_head,
-        superseding=True,
+        kind="undo",
+        pending=journal,
     )
+    return replace(report, undoes=undoes)

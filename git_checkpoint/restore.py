@@ -9,18 +9,19 @@ fetched, hostile tree. A journal in the git dir lets an interrupted restore be f
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import Refused, UsageError
-from .gitio import ZERO_OID, Repo, nul_list
-from .snapshot import MARK_OPTIONS, Snapshot
-from .state import write_atomic
+from .config import CONFIG_NAME
+from .errors import Refused
+from .gitio import Repo, git_refuses_path
+from .journal import Journal as Journal
+from .journal import read_journal as read_journal
+from .snapshot import Snapshot
 from .store import Checkpoint, trees_of
 
 if TYPE_CHECKING:
@@ -49,19 +50,56 @@ class Plan:
     marks: tuple[tuple[str, str], ...] = ()
     # Paths to mark again with `git add -N`, as they were when the target was saved.
     intent_to_add: tuple[str, ...] = ()
+    # The target's index entry of every written path (None: not in the index).
+    index_entries: tuple[tuple[str, Entry | None], ...] = ()
+    # Submodules whose recorded commit differs: never entered, only reported.
+    gitlinks: tuple[tuple[str, Entry], ...] = ()
 
 
-def _is_hostile_component(part: str) -> bool:
-    if part in ("", ".", "..") or "\\" in part or "\0" in part:
-        return True
-    folded = part.rstrip(". ").lower()
-    return folded in (".git", "git~1")
-
-
-def check_path(path: str) -> None:
-    """Refuse a path that is absolute, has `..`/`.git` parts, or is otherwise unsafe."""
-    if path.startswith("/") or any(_is_hostile_component(p) for p in path.split("/")):
+def check_path(path: str, mode: int = 0o100644) -> None:
+    """Refuse a path git itself would refuse to check out here (absolute, `..`, `.git`)."""
+    if git_refuses_path(path, symlink=mode == SYMLINK):
         raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")
+
+
+def _tree_key(name: bytes, mode: int) -> bytes:
+    return name + b"/" if mode == 0o040000 else name
+
+
+def _entries(odb: pygit2.Repository, tree_id: str) -> list[tuple[bytes, int, str]]:
+    """A tree's raw entries in stored order: (name, mode, id)."""
+    raw = odb[tree_id].read_raw()
+    out = []
+    pos = 0
+    while pos < len(raw):
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        out.append((raw[space + 1 : nul], int(raw[pos:space], 8), raw[nul + 1 : nul + 21].hex()))
+        pos = nul + 21
+    return out
+
+
+def check_tree(odb: pygit2.Repository, tree_id: str | None, against: str | None = None) -> None:
+    """Refuse a tree git fsck would flag (entries out of order or named twice), walking
+    only the subtrees that differ from `against` (a tree of our own, already sound), so
+    the cost grows with the difference.
+    """
+    if tree_id is None or tree_id == against:
+        return
+    known = {}
+    if against is not None:
+        known = {name: oid for name, mode, oid in _entries(odb, against) if mode == 0o040000}
+    previous = b""
+    names: set[bytes] = set()
+    for name, mode, oid in _entries(odb, tree_id):
+        key = _tree_key(name, mode)
+        if name in names or key <= previous:
+            shown = name.decode("utf-8", "replace")
+            raise Refused(f"unsafe checkpoint: tree {tree_id[:12]} has {shown!r} out of order")
+        names.add(name)
+        previous = key
+        if mode == 0o040000:
+            check_tree(odb, oid, known.get(name))
 
 
 class TreeView:
@@ -170,18 +208,26 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     snapshot that becomes the safety checkpoint.
     """
     with _readable_trees(target):
+        target_index, target_overlay = trees_of(repo, target)
+        # What libgit2's diff would take on trust: order and uniqueness, checked first.
+        check_tree(repo.odb, target.worktree_tree, current.worktree_tree)
+        check_tree(repo.odb, target_index, current.index_tree)
+        check_tree(repo.odb, target_overlay, current.overlay_tree)
         now, then = _views(repo, current, target)
-        target_index = trees_of(repo, target)[0]
         candidates = _candidates(repo, now, then)
         index_paths = _changed_paths(repo.odb, current.index_tree, target_index)
     for path in sorted(candidates | index_paths | set(then.overlay)):
-        check_path(path)
+        check_path(path, (then.get(path) or (0o100644,))[0])
     for path in then.overlay:
         if then.tracked(path) is not None:
             raise Refused(f"unsafe checkpoint: {path!r} is both tracked and untracked")
+    config_entry = then.get(CONFIG_NAME)
+    if config_entry is not None and config_entry[0] not in (0o100644, 0o100755):
+        raise Refused(f"unsafe checkpoint: its {CONFIG_NAME} is not a regular file")
 
     writes: list[Write] = []
     removes: list[str] = []
+    gitlinks: list[tuple[str, Entry]] = []
     for path in sorted(candidates):
         before, after = now.get(path), then.get(path)
         if before == after:
@@ -189,7 +235,9 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         if after is None:
             if before is not None and before[0] != GITLINK:
                 removes.append(path)
-        elif after[0] != GITLINK:
+        elif after[0] == GITLINK:
+            gitlinks.append((path, after))
+        else:
             writes.append(Write(path, after[0], after[1]))
     _check_writes(repo.root, writes, removes, now, then)
     wanted_index = TreeView(repo.odb, target_index, None)
@@ -208,6 +256,8 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
         marks=tuple((p, m) for p, m in current.flagged if wanted_index.tracked(p) is not None),
         intent_to_add=tuple(p for p in then_ita if p not in current.intent_to_add),
+        index_entries=tuple((w.path, wanted_index.tracked(w.path)) for w in writes),
+        gitlinks=tuple(gitlinks),
     )
 
 
@@ -277,126 +327,16 @@ def _check_writes(
             )
 
 
-# --- carrying out a plan ------------------------------------------------------------------
-
-
-def journal_path(repo: Repo) -> Path:
-    folder = repo.git_dir / "checkpoint"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / "restore-journal.json"
-
-
-@dataclass(frozen=True)
-class Journal:
-    target: str  # commit of the checkpoint being restored
-    target_name: str
-    safety: str | None  # commit of the safety checkpoint
-    safety_name: str | None
-    head_from: str | None
-    head_to: str | None
-    move_head: bool
-    started_at: str
-    pid: int
-
-
-def read_journal(repo: Repo) -> Journal | None:
-    try:
-        data = json.loads(journal_path(repo).read_text())
-        return Journal(**data)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, TypeError) as exc:
-        raise UsageError(f"restore journal {journal_path(repo)} is unreadable: {exc}") from None
-
-
-def set_journal_aside(repo: Repo) -> None:
-    path = journal_path(repo)
-    path.replace(path.with_name(f"{path.name}.unreadable"))
-
-
-def write_journal(repo: Repo, journal: Journal) -> None:
-    write_atomic(journal_path(repo), json.dumps(asdict(journal), indent=1).encode())
-
-
-def clear_journal(repo: Repo) -> None:
-    journal_path(repo).unlink(missing_ok=True)
-
-
-def apply_plan(repo: Repo, plan: Plan) -> None:
-    """Remove, then write, then set the index; never follows a symlink while writing."""
-    root = repo.root
-    for path in sorted(plan.removes, key=lambda p: p.count("/"), reverse=True):
-        full = root / path
-        try:
-            st = os.lstat(full)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            continue  # a folder where a file was: nothing of ours to remove
-        os.unlink(full)
-        prune_empty_parents(root, path)
-    for write in plan.writes:
-        full = root / write.path
-        if full.is_dir() and not full.is_symlink():
-            _remove_empty_tree(full)
-    if plan.writes:
-        with repo.temp_index() as env:
-            listing = b"".join(
-                f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in plan.writes
-            )
-            repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
-            # checkout-index applies smudge filters (autocrlf, LFS) the way git would.
-            repo.git("checkout-index", "-f", "-u", "-a", env=env)
-            stale = repo.git_lines("diff-files", "-z", "--name-only", env=env)
-            if stale:
-                raise Refused(f"restore could not write: {', '.join(stale[:5])}")
-    # Only the entries that differ are touched: every other entry keeps its stat cache.
-    drops = [p for p, e in plan.index_changes if e is None]
-    sets = [(p, e) for p, e in plan.index_changes if e is not None]
-    lines = [f"0 {ZERO_OID}\t".encode() + os.fsencode(p) + b"\0" for p in drops]
-    lines += [f"{e[0]:o} {e[1]}\t".encode() + os.fsencode(p) + b"\0" for p, e in sets]
-    if lines:
-        repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
-    if plan.intent_to_add:
-        repo.git(
-            "add",
-            "--intent-to-add",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-            stdin=nul_list(plan.intent_to_add),
-            env={"GIT_LITERAL_PATHSPECS": "1"},
-        )
-    for mark, option in MARK_OPTIONS:
-        marked = [p for p, marks in plan.marks if mark in marks]
-        if marked:
-            repo.git("update-index", f"--{option}", "-z", "--stdin", stdin=nul_list(marked))
-
-
-def prune_empty_parents(root: Path, path: str) -> None:
-    parent = os.path.dirname(path)
-    while parent:
-        try:
-            os.rmdir(root / parent)
-        except OSError:
-            return
-        parent = os.path.dirname(parent)
-
-
-def _remove_empty_tree(folder: Path) -> None:
-    for dirpath, _, _ in sorted(os.walk(folder), key=lambda x: -len(x[0])):
-        try:
-            os.rmdir(dirpath)
-        except OSError as exc:
-            raise Refused(f"cannot replace folder {folder}: {exc}") from None
-
-
-def leftovers(repo: Repo, plan: Plan) -> list[str]:
-    """Paths the plan removed that are somehow still there, and an index that differs."""
+def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
+    """Paths the plan removed that are somehow still there, and an index that differs
+    (`left`: paths deliberately left alone, already reported).
+    """
     folders = {os.path.dirname(w.path) for w in plan.writes}
     out = [
         p
         for p in plan.removes
-        if os.path.lexists(repo.root / p)
+        if p not in left
+        and os.path.lexists(repo.root / p)
         and not (
             os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
         )

@@ -49,6 +49,25 @@ def locked(repo: Repo, timeout: float) -> Iterator[None]:
         os.close(fd)  # closing releases the flock (once no git child holds it either)
 
 
+def lock_holder(repo: Repo) -> int | None:
+    """The pid holding the checkpoint lock right now, or None when it is free (a
+    journal left with a free lock is an interrupted restore, not one in progress).
+    """
+    path = repo.state_dir() / "lock"
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held = _read_holder(path).strip(" ()pid")
+        return int(held) if held.isdigit() else -1
+    finally:
+        os.close(fd)
+    return None
+
+
 def _read_holder(path: Path) -> str:
     try:
         pid = path.read_text().strip()

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from . import state
+from . import quickstate, state
 from .config import Config
 from .errors import UsageError
 from .gitio import Repo, nul_list
@@ -137,39 +137,63 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
             continue
         ref, oid, tree, parents, message = record.split("\0", 4)
         parsed = split_ref(ref)
-        plist = parents.split()
-        if parsed is None or not plist:
+        if parsed is None:
             continue
-        task, cp_id = parsed
-        manifest, problem = parse_manifest(message)
-        if manifest.get("base_commit", "") is None:
-            # An unborn HEAD had no B: the parents are I, then U when there is an overlay.
-            base, index_commit = None, plist[0]
-            overlay = plist[1] if len(plist) > 1 else None
-        elif len(plist) >= 2:
-            base, index_commit = plist[0], plist[1]
-            overlay = plist[2] if len(plist) > 2 else None
-        else:
-            continue  # not stash-shaped: never taken for a checkpoint
-        claimed = manifest.get("base_commit")
-        if problem is None and isinstance(claimed, str) and claimed != base:
-            problem = "manifest base_commit is not the commit's first parent"
-        found.append(
-            Checkpoint(
-                task=task,
-                id=cp_id,
-                ref=ref,
-                commit=oid,
-                worktree_tree=tree,
-                base=base,
-                index_commit=index_commit,
-                overlay_commit=overlay,
-                message=_summary_message(message),
-                manifest=manifest,
-                problem=problem,
-            )
-        )
+        cp = _checkpoint_from(ref, parsed, oid, tree, parents.split(), message)
+        if cp is not None:
+            found.append(cp)
     found.sort(key=lambda c: (c.ref.startswith(REMOTE_ROOT), c.task, c.number))
+    return found
+
+
+def _checkpoint_from(
+    ref: str, name: tuple[str, str], oid: str, tree: str, plist: list[str], message: str
+) -> Checkpoint | None:
+    """A checkpoint from its commit's parts, or None when the commit is not stash-shaped."""
+    if not plist:
+        return None
+    task, cp_id = name
+    manifest, problem = parse_manifest(message)
+    if manifest.get("base_commit", "") is None:
+        # An unborn HEAD had no B: the parents are I, then U when there is an overlay.
+        base, index_commit = None, plist[0]
+        overlay = plist[1] if len(plist) > 1 else None
+    elif len(plist) >= 2:
+        base, index_commit = plist[0], plist[1]
+        overlay = plist[2] if len(plist) > 2 else None
+    else:
+        return None  # not stash-shaped: never taken for a checkpoint
+    claimed = manifest.get("base_commit")
+    if problem is None and isinstance(claimed, str) and claimed != base:
+        problem = "manifest base_commit is not the commit's first parent"
+    return Checkpoint(
+        task=task,
+        id=cp_id,
+        ref=ref,
+        commit=oid,
+        worktree_tree=tree,
+        base=base,
+        index_commit=index_commit,
+        overlay_commit=overlay,
+        message=_summary_message(message),
+        manifest=manifest,
+        problem=problem,
+    )
+
+
+def checkpoint_at(repo: Repo, commit: str, task: str, cp_id: str) -> Checkpoint:
+    """A checkpoint by its commit alone, for one this repository recorded itself (a
+    restore's safety checkpoint): found whether or not a ref still points at it.
+    """
+    for cp in load_checkpoints(repo, f"{REF_ROOT}{task}/"):
+        if cp.commit == commit:
+            return cp
+    out = repo.git("show", "-s", "--format=%H%x00%T%x00%P%x00%B", commit, "--")
+    oid, tree, parents, message = out.decode("utf-8", "surrogateescape").split("\0", 3)
+    ref = f"{REF_ROOT}{task}/{cp_id}"
+    found = _checkpoint_from(ref, (task, cp_id), oid, tree, parents.split(), message.rstrip("\n"))
+    if found is None:
+        raise UsageError(f"recorded checkpoint {commit[:12]} is not a checkpoint commit")
     return found
 
 
@@ -324,11 +348,11 @@ def save_checkpoint(
 ) -> SaveOutcome:
     """Capture the workspace and store it as the task's next checkpoint (caller holds the lock)."""
     if snapshot is None:
-        snapshot = capture_workspace(repo, config)
+        snapshot = capture_workspace(repo, config, keep=True)
     existing = task_checkpoints(repo, task)
     normal = [c for c in existing if not c.is_safety]
     if dedupe and normal and same_state(repo, snapshot, normal[-1]):
-        return SaveOutcome(normal[-1], created=False, snapshot=snapshot)
+        return _remember(repo, SaveOutcome(normal[-1], created=False, snapshot=snapshot))
     number = max([state.read_high_water(repo, task)] + [c.number for c in existing]) + 1
     stamp = dt.datetime.now(dt.UTC)
     verifiers = [
@@ -370,9 +394,28 @@ def save_checkpoint(
                 message=_summary_message(summary_line(cp_id, task, summary)),
                 manifest=manifest,
             )
-            return SaveOutcome(saved, created=True, snapshot=snapshot)
+            return _remember(repo, SaveOutcome(saved, created=True, snapshot=snapshot))
         number += 1
+    quickstate.discard(snapshot.seed)
     raise UsageError(f"could not find a free checkpoint id in task {task!r}")
+
+
+def _remember(repo: Repo, outcome: SaveOutcome) -> SaveOutcome:
+    """Keep what the quick auto-save needs, when this is now the task's latest checkpoint."""
+    snap, cp = outcome.snapshot, outcome.checkpoint
+    if snap.seed is None:
+        return outcome
+    if cp.is_safety:
+        quickstate.discard(snap.seed)
+        return outcome
+    trees = {
+        "base": snap.base,
+        "worktree": snap.worktree_tree,
+        "index": snap.index_tree,
+        "overlay": snap.overlay_tree,
+    }
+    quickstate.record(repo, snap.seed, task=cp.task, ref=cp.ref, commit=cp.commit, trees=trees)
+    return outcome
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -400,10 +443,10 @@ def managed_tree(repo: Repo, cp: Checkpoint) -> str:
 
 
 def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:
-    """Rewrite a just-made checkpoint so its overlay also holds `paths`; return the new W.
+    """A copy of a just-made checkpoint whose overlay also holds `paths`; return its W.
 
-    Only for our own safety checkpoints, before anyone else has seen them: the ref is
-    moved by compare-and-swap from the old commit.
+    Only for our own safety checkpoints, before anyone else has seen them: the caller
+    records the new commit, then moves the ref by compare-and-swap from the old one.
     """
     overlay_tree = trees_of(repo, cp)[1]
     with repo.temp_index() as env:
@@ -415,6 +458,4 @@ def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:
     parents = ([cp.base] if cp.base else []) + [cp.index_commit, new_overlay]
     raw = repo.git("cat-file", "commit", cp.commit).decode("utf-8", "surrogateescape")
     message = raw.split("\n\n", 1)[1]  # after the header: the message, byte for byte
-    commit = repo.commit_tree(cp.worktree_tree, parents, message)
-    repo.update_ref(cp.ref, commit, cp.commit, f"checkpoint: {cp.id} keeps {len(paths)} more files")
-    return commit
+    return repo.commit_tree(cp.worktree_tree, parents, message)

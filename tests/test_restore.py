@@ -58,7 +58,7 @@ def test_restore_brings_back_every_kind_of_change(rich: Repo) -> None:
     assert "safety checkpoint: main/cp_002" in out
     assert "removed: residue/deep/gen.txt" in out
     assert "brought back: README.md" in out
-    assert out.strip().endswith("workspace status: clean")
+    assert out.strip().endswith("workspace matches cp_001")
     assert not (rich.path / "residue").exists()  # emptied folders go too
     # staged and unstaged apart
     assert "unstaged part" not in rich.git("show", ":src/app.py")
@@ -92,7 +92,7 @@ def test_undo_gives_back_the_exact_pre_restore_state(rich: Repo) -> None:
     assert state(rich) != messy
     out = rich.cp("undo").stdout
     assert state(rich) == messy
-    assert "workspace status: clean" in out
+    assert "workspace matches" in out
     # and the undo is itself undoable
     rich.cp("undo")
     assert state(rich) != messy
@@ -320,7 +320,7 @@ def test_kill_9_mid_restore_then_recover(repo: Repo, recovery: str) -> None:
 
     if recovery == "continue":
         out = repo.cp("restore", "--continue").stdout
-        assert "workspace status: clean" in out
+        assert "workspace matches" in out
         assert state(repo) == good
         repo.cp("undo")
     else:

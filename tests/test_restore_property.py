@@ -117,6 +117,6 @@ def test_restore_then_undo_round_trip(
         assert _managed(repo) == w1
         assert _outside(repo.path) == outside
         undo_proc = repo.cp("undo")
-        assert "workspace status: clean" in undo_proc.stdout
+        assert "workspace matches" in undo_proc.stdout
         assert _managed(repo) == w2
         assert _outside(repo.path) == outside

@@ -60,7 +60,7 @@ def test_fails_once_then_passes(repo: Repo) -> None:
     out = proc.stdout
     assert "checkpoint saved: cp_001" in out
     assert "attempt 1/3" in out and "attempt 2/3" in out and "attempt 3/3" not in out
-    assert "workspace status: clean" in out
+    assert "workspace matches" in out
     assert "next action:" in out
     # cp_002 is attempt 1 as verified (rejected), cp_003 the safety checkpoint of the rollback
     assert "promoted: cp_004" in out

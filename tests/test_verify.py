@@ -202,6 +202,6 @@ def test_demo_runs(tmp_path: object) -> None:
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "verifier: unit" in out and "failed (exit 1)" in out
-    assert "workspace status: clean" in out
+    assert "workspace matches" in out
     assert "promoted: cp_004" in out
     assert "demo done" in out

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from .. import state
 from ..context import Context
+from ..errors import Refused
+from ..gitio import Repo
+from ..journal import read_journal
 from ..store import resolve
 
 
@@ -36,9 +39,23 @@ def run(ctx: Context, names: list[str]) -> DropResult:
         for name in names:  # resolve all first: a typo drops nothing
             cp = resolve(repo, name, task)
             chosen[cp.ref] = cp
+        needed = _needed_by_pending_restore(repo)
+        for cp in chosen.values():
+            if cp.commit in needed:
+                raise Refused(
+                    f"not dropping {cp.name}: an interrupted restore needs it; finish it with "
+                    "`git checkpoint restore --continue` or go back with `git checkpoint undo`"
+                )
         dropped = []
         for cp in chosen.values():
             repo.delete_ref(cp.ref, cp.commit)
             state.log_event(repo, "drop", task=cp.task, checkpoint=cp.id, commit=cp.commit)
             dropped.append(Dropped(cp.name, cp.ref, cp.commit))
     return DropResult(dropped)
+
+
+def _needed_by_pending_restore(repo: Repo) -> set[str]:
+    journal = read_journal(repo)
+    if journal is None:
+        return set()
+    return {journal.target, journal.safety, *journal.continued_from}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import state
 from ..context import Context
-from ..recovery import RestoreReport, continue_restore, restore_to
+from ..recovery import continue_restore, restore_to
+from ..restore_report import RestoreReport
 from ..store import resolve
 
 

@@ -1,18 +1,32 @@
-"""`git checkpoint undo`: restore the latest safety checkpoint (the undo of a restore)."""
+"""`git checkpoint undo`: go back over the last restore made in this worktree."""
 
 from __future__ import annotations
 
 from .. import state
 from ..context import Context
-from ..recovery import RestoreReport, undo
+from ..recovery import undo
+from ..restore_report import RestoreReport
 
 
-def run(ctx: Context, *, move_head: bool = False, keep_head: bool = False) -> RestoreReport:
+def run(
+    ctx: Context, *, task: str | None = None, move_head: bool = False, keep_head: bool = False
+) -> RestoreReport:
     repo = ctx.repo
-    task = ctx.task()
+    only_task = ctx.task(task) if task is not None else None
     with state.locked(repo, ctx.config.lock_timeout):
-        report = undo(repo, ctx.config, task, move_head=move_head, keep_head=keep_head)
+        report = undo(
+            repo,
+            ctx.config,
+            ctx.task(),
+            only_task=only_task,
+            move_head=move_head,
+            keep_head=keep_head,
+        )
         state.log_event(
-            repo, "undo", task=task, checkpoint=report.checkpoint, safety=report.safety_checkpoint
+            repo,
+            "undo",
+            task=only_task or ctx.task(),
+            checkpoint=report.checkpoint,
+            safety=report.safety_checkpoint,
         )
     return report

@@ -1,0 +1,233 @@
+"""Carrying out a restore plan on disk: stage, check, then move into place.
+
+Every file to write is first checked out (with git's smudge filters) into a staging
+folder in the git dir, so a missing blob, a failing filter or a full disk stops the
+restore before the work tree is touched. Then each path is replaced by a rename, which
+never follows a symlink and never removes a folder, and only after checking that what
+it replaces or removes is stored in the safety checkpoint: a file that changed during
+the restore, or that git could not store, is left where it is and reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import GitFailed, Refused
+from .gitio import ZERO_OID, Repo, nul_list
+from .restore import SYMLINK, Entry, Plan, TreeView, Write
+from .snapshot import MARK_OPTIONS
+
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+
+
+@dataclass
+class Outcome:
+    """What happened on disk: paths left alone because they were not safe to touch."""
+
+    left: dict[str, str] = field(default_factory=dict)  # path -> why
+    removed_residue: list[str] = field(default_factory=list)  # uncovered by new rules
+    submodules: list[str] = field(default_factory=list)  # at another commit than the target
+
+
+@contextlib.contextmanager
+def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Path]:
+    """The files of `writes`, checked out with filters under a temporary folder."""
+    writes = list(writes)
+    folder = repo.git_dir / "checkpoint"
+    folder.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix="staging-", dir=folder))
+    try:
+        if writes:
+            with repo.temp_index() as env:
+                listing = b"".join(
+                    f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in writes
+                )
+                repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
+                repo.git("checkout-index", f"--prefix={stage}/", "-f", "-a", env=env)
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def unstored(repo: Repo, now: TreeView, paths: Iterable[str]) -> dict[str, str]:
+    """Paths whose bytes on disk are not what the safety snapshot `now` stored for them:
+    removing or replacing one of these would lose work. Missing paths lose nothing.
+    """
+    out: dict[str, str] = {}
+    ask_git: dict[str, str] = {}
+    for path in paths:
+        full = repo.root / path
+        try:
+            st = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        stored = now.get(path)
+        if stat.S_ISDIR(st.st_mode):
+            continue  # folders are never removed here; writes check them themselves
+        if stored is None:
+            out[path] = "not in the safety checkpoint"
+        elif stat.S_ISLNK(st.st_mode):
+            if stored[0] != SYMLINK or now.odb[stored[1]].read_raw() != os.fsencode(
+                os.readlink(full)
+            ):
+                out[path] = "changed during the restore"
+        elif stored[0] == SYMLINK:
+            out[path] = "changed during the restore"
+        else:
+            with open(full, "rb") as fh:
+                if _blob_id(fh.read()) != stored[1]:
+                    ask_git[path] = stored[1]  # clean filters (autocrlf, LFS) may explain it
+    plain = [p for p in ask_git if "\n" not in p]
+    if plain:
+        hashed = repo.git("hash-object", "--stdin-paths", stdin="\n".join(plain).encode() + b"\n")
+        for path, oid in zip(plain, hashed.decode().split(), strict=True):
+            if oid == ask_git[path]:
+                del ask_git[path]
+    out.update({p: "changed during the restore" for p in ask_git})
+    return out
+
+
+def remove_files(repo: Repo, paths: Iterable[str], outcome: Outcome) -> list[str]:
+    """Unlink files (never folders), deepest first; return the paths removed."""
+    removed = []
+    for path in sorted(paths, key=lambda p: p.count("/"), reverse=True):
+        if path in outcome.left:
+            continue
+        full = repo.root / path
+        try:
+            if stat.S_ISDIR(os.lstat(full).st_mode):
+                continue  # a folder where a file was: nothing of ours to remove
+            os.unlink(full)
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+        prune_empty_parents(repo.root, path)
+    return removed
+
+
+def move_into_place(repo: Repo, stage: Path, writes: Iterable[Write], outcome: Outcome) -> None:
+    """Rename each staged file over its path; a folder in the way is replaced only when
+    it is empty (what the plan removed from it), and never followed if it is a symlink.
+    """
+    root = repo.root
+    for write in writes:
+        if write.path in outcome.left:
+            continue
+        _make_parents(root, write.path)
+        dest = root / write.path
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISDIR(os.lstat(dest).st_mode) and not _remove_empty_tree(dest):
+                outcome.left[write.path] = "a folder with files is in the way"
+                continue
+        source = stage / write.path
+        try:
+            os.rename(source, dest)
+        except OSError as exc:
+            if exc.errno == errno.EXDEV:
+                _copy_across(source, dest)
+            elif exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+                outcome.left[write.path] = "a folder appeared there during the restore"
+            else:
+                raise
+
+
+def _make_parents(root: Path, path: str) -> None:
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = root.joinpath(*parts[:depth])
+        try:
+            os.mkdir(folder)
+            continue
+        except FileExistsError:
+            pass
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode):
+            what = "symlink" if stat.S_ISLNK(st.st_mode) else "file"
+            raise Refused(f"refusing to write {path!r}: {'/'.join(parts[:depth])!r} is a {what}")
+
+
+def _copy_across(source: Path, dest: Path) -> None:
+    """The staging folder is on another filesystem: copy next to dest, then rename."""
+    tmp = dest.with_name(f".{dest.name}.checkpoint-tmp")
+    if source.is_symlink():
+        os.symlink(os.readlink(source), tmp)
+    else:
+        shutil.copy2(source, tmp)
+    os.rename(tmp, dest)
+
+
+def _remove_empty_tree(folder: Path) -> bool:
+    """Remove a tree of empty folders; False (some of it left) if anything is inside."""
+    for dirpath, _, _ in sorted(os.walk(folder), key=lambda x: -len(x[0])):
+        try:
+            os.rmdir(dirpath)
+        except OSError:
+            return False
+    return True
+
+
+def prune_empty_parents(root: Path, path: str) -> None:
+    parent = os.path.dirname(path)
+    while parent:
+        try:
+            os.rmdir(root / parent)
+        except OSError:
+            return
+        parent = os.path.dirname(parent)
+
+
+def update_index(repo: Repo, plan: Plan, written: Iterable[Write]) -> None:
+    """Set the index entries that differ, mark intent-to-add and flags again, and refresh
+    the stat data of the written files whose content the index now holds, so that git
+    sees them clean (autocrlf included) without re-hashing the rest.
+    """
+    drops = [p for p, e in plan.index_changes if e is None]
+    sets = [(p, e) for p, e in plan.index_changes if e is not None]
+    lines = [f"0 {ZERO_OID}\t".encode() + os.fsencode(p) + b"\0" for p in drops]
+    lines += [f"{e[0]:o} {e[1]}\t".encode() + os.fsencode(p) + b"\0" for p, e in sets]
+    if lines:
+        repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
+    if plan.intent_to_add:
+        repo.git(
+            "add",
+            "--intent-to-add",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            stdin=nul_list(plan.intent_to_add),
+            env=LITERAL,
+        )
+    for mark, option in MARK_OPTIONS:
+        marked = [p for p, marks in plan.marks if mark in marks]
+        if marked:
+            repo.git("update-index", f"--{option}", "-z", "--stdin", stdin=nul_list(marked))
+    wanted: dict[str, Entry | None] = dict(plan.index_entries)
+    marked = {p for p, _ in plan.marks}
+    fresh = [
+        w.path
+        for w in written
+        if wanted.get(w.path, ()) == (w.mode, w.oid) and w.path not in marked
+    ]
+    if fresh:
+        # Only the stat cache: if git declines (a sparse entry), it re-hashes those later.
+        with contextlib.suppress(GitFailed):
+            repo.git(
+                "add",
+                "--refresh",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                stdin=nul_list(fresh),
+                env=LITERAL,
+            )
