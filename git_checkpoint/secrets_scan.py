@@ -84,7 +84,11 @@ class _Engine:
         # Every detector and the default filters, as `default_settings()` sets them up.
         plugins = get_mapping_from_secret_type_to_class().values()
         cache_bust()
-        configure_settings_from_baseline({"plugins_used": [{"name": p.__name__} for p in plugins]})
+        settings = configure_settings_from_baseline(
+            {"plugins_used": [{"name": p.__name__} for p in plugins]}
+        )
+        # We scan blobs, not files on disk: a path need not exist in the work tree.
+        settings.disable_filters("detect_secrets.filters.common.is_invalid_file")
         self._plugins = [p for p in get_plugins() if type(p).__name__ not in _UNWANTED_PLUGINS]
 
     def scan_lines(self, path: str, lines: list[str], numbers: list[int]) -> Iterator[Any]:
@@ -145,14 +149,18 @@ def scan_text(
         return []
     lines = text.split("\n")
     numbers = [n for n in numbers if lines[n - 1] not in skip_lines]
-    found: dict[tuple[int, str], list[str]] = {}
+    kinds: dict[int, list[str]] = {}
+    values: dict[int, set[str]] = {}
     for secret in _engine().scan_lines(path, lines, numbers):
-        value = secret.secret_value or ""
-        digest = hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:12]
-        kinds = found.setdefault((secret.line_number, digest), [])
-        if secret.type not in kinds:
-            kinds.append(secret.type)
-    return [(line, ", ".join(kinds), fp) for (line, fp), kinds in sorted(found.items())]
+        if secret.type not in kinds.setdefault(secret.line_number, []):
+            kinds[secret.line_number].append(secret.type)
+        values.setdefault(secret.line_number, set()).add(secret.secret_value or "")
+    # One finding per line; its fingerprint covers every secret on it (for secrets.allow).
+    return [(line, ", ".join(kinds[line]), _fingerprint(values[line])) for line in sorted(kinds)]
+
+
+def _fingerprint(values: set[str]) -> str:
+    return hashlib.sha1("\0".join(sorted(values)).encode("utf-8", "replace")).hexdigest()[:12]
 
 
 # --- what a checkpoint stores ------------------------------------------------------------
