@@ -109,6 +109,7 @@ class Config:
     secrets_on_push: str = "block"
     secrets_allow: tuple[str, ...] = ()
     risky_commands: tuple[str, ...] = ()
+    harmless_commands: tuple[str, ...] = ()
     lock_timeout: float = 30.0
     task_prefix: str = ""  # put before task names on push: one machine's names in a fleet
     source: str | None = None  # the file read, if any
@@ -388,11 +389,10 @@ def parse_config_text(text: str, path: Path) -> Config:
             changes["secrets_allow"] = check.strings(keys["allow"], "secrets.allow")
 
     if "hooks" in top:
-        keys = check.mapping(top["hooks"], "hooks", {"risky_commands"})
-        if "risky_commands" in keys:
-            changes["risky_commands"] = check.strings(
-                keys["risky_commands"], "hooks.risky_commands"
-            )
+        keys = check.mapping(top["hooks"], "hooks", {"risky_commands", "harmless_commands"})
+        for key in ("risky_commands", "harmless_commands"):
+            if key in keys:
+                changes[key] = check.strings(keys[key], f"hooks.{key}")
     return replace(cfg, **changes)
 
 

@@ -617,3 +617,15 @@ def test_the_classifier_imports_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_config_accepts_both_pattern_lists(tmp_path: Path) -> None:
+    from git_checkpoint.config import parse_config_text
+    from git_checkpoint.errors import UsageError
+
+    text = "hooks:\n  risky_commands: ['terraform apply']\n  harmless_commands: ['./t.sh']\n"
+    cfg = parse_config_text(text, tmp_path / ".checkpoint.yaml")
+    assert cfg.risky_commands == ("terraform apply",)
+    assert cfg.harmless_commands == ("./t.sh",)
+    with pytest.raises(UsageError, match=r"hooks\.harmless_commands"):
+        parse_config_text("hooks: {harmless_commands: ls}\n", tmp_path / ".checkpoint.yaml")
