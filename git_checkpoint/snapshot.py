@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Iterable
@@ -37,11 +38,20 @@ class Snapshot:
     intent_to_add: tuple[str, ...] = ()
 
 
+def _any_of(patterns: Iterable[str], prefix: str = "") -> re.Pattern[str]:
+    return re.compile("|".join(prefix + fnmatch.translate(p.lower()) for p in patterns))
+
+
+# One regex each, over the lowercased name or path: `.ENV` is as secret as `.env`.
+_SECRET_NAMES = _any_of(p for p in SECRET_PATTERNS if "/" not in p)
+_SECRET_TAILS = _any_of((p for p in SECRET_PATTERNS if "/" in p), prefix="(?:.*/)?")
+
+
 def looks_secret(path: str, allow: Iterable[str] = ()) -> bool:
     name = path.rsplit("/", 1)[-1]
     if any(fnmatch.fnmatchcase(path, pat) or fnmatch.fnmatchcase(name, pat) for pat in allow):
         return False
-    return any(fnmatch.fnmatchcase(name, pat) for pat in SECRET_PATTERNS)
+    return bool(_SECRET_NAMES.match(name.lower()) or _SECRET_TAILS.match(path.lower()))
 
 
 def _exclude_args(cfg: Config) -> list[str]:

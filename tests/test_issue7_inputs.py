@@ -6,6 +6,7 @@ named after what broke.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -195,3 +196,61 @@ def test_second_run_loop_on_one_worktree_refuses_while_the_first_is_alive(
     assert first.returncode == 0, out + err
     assert (repo.path / "work.txt").read_text() == "attempt\n"
     repo.cp("run", "--attempts", "1", "--", "true")  # the lock went with the first loop
+
+
+SECRET_NAMES = [
+    ".ENV",
+    ".Env.Local",
+    "deploy/prod.env",
+    ".aws/credentials",
+    "home/.AWS/Credentials",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    "config/credentials.json",
+    "certs/server.pem.bak",
+    "certs/client.P12",
+    "certs/site.key",
+    "certs/site.pfx",
+    "certs/store.jks",
+    "keys/id_rsa",
+    "keys/ID_ED25519.pub",
+    "keys/id_ecdsa",
+    "config/secrets.yml",
+    "config/secrets.yaml",
+    "vault.kdbx",
+    "gcp/my-service-account.json",
+]
+
+
+def test_secret_names_are_matched_case_insensitively_from_a_wider_list(repo: Repo) -> None:
+    for name in SECRET_NAMES:
+        repo.write(name, "TOKEN=hunter2\n")
+    repo.write("notes/plain.txt", "not a secret\n")
+    saved = repo.cp_json("save")
+    assert sorted(saved["secrets_left_out"]) == sorted(SECRET_NAMES)
+    stored = repo.git("ls-tree", "-r", "--name-only", "refs/checkpoints/main/cp_001^3")
+    assert stored.split() == ["notes/plain.txt"]
+
+
+def test_restore_and_undo_never_touch_secret_looking_files(repo: Repo) -> None:
+    repo.cp("save", "-m", "before the secrets")
+    for name in (".ENV", ".aws/credentials", "credentials.json", "server.pem.bak"):
+        repo.write(name, f"secret of {name}\n")
+    repo.write("work.txt", "work\n")
+    with_secrets = state(repo)
+    out = repo.cp("restore", "cp_001").stdout
+    assert "removed: work.txt" in out
+    for name in (".ENV", ".aws/credentials", "credentials.json", "server.pem.bak"):
+        assert (repo.path / name).read_text() == f"secret of {name}\n"
+    repo.cp("undo")
+    assert state(repo) == with_secrets
+
+
+def test_readme_lists_exactly_the_secret_patterns() -> None:
+    from git_checkpoint.config import SECRET_PATTERNS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme.split("the others the file name:")[1].split("(Tracked")[0]
+    assert re.findall(r"`([^`]+)`", block) == list(SECRET_PATTERNS)
