@@ -109,7 +109,9 @@ class Config:
     secrets_on_push: str = "block"
     secrets_allow: tuple[str, ...] = ()
     risky_commands: tuple[str, ...] = ()
+    harmless_commands: tuple[str, ...] = ()
     lock_timeout: float = 30.0
+    task_prefix: str = ""  # put before task names on push: one machine's names in a fleet
     source: str | None = None  # the file read, if any
 
     def counts_for_promotion(self, verifier: Verifier) -> bool:
@@ -387,11 +389,10 @@ def parse_config_text(text: str, path: Path) -> Config:
             changes["secrets_allow"] = check.strings(keys["allow"], "secrets.allow")
 
     if "hooks" in top:
-        keys = check.mapping(top["hooks"], "hooks", {"risky_commands"})
-        if "risky_commands" in keys:
-            changes["risky_commands"] = check.strings(
-                keys["risky_commands"], "hooks.risky_commands"
-            )
+        keys = check.mapping(top["hooks"], "hooks", {"risky_commands", "harmless_commands"})
+        for key in ("risky_commands", "harmless_commands"):
+            if key in keys:
+                changes[key] = check.strings(keys[key], f"hooks.{key}")
     return replace(cfg, **changes)
 
 
@@ -405,6 +406,8 @@ GIT_CONFIG_KEYS = (
     "locktimeout",
     "secretsonsave",
     "secretsonpush",
+    "taskprefix",
+    "pushwithbranch",
 )
 
 
@@ -449,6 +452,13 @@ def apply_git_config(cfg: Config, pairs: list[tuple[str, str]]) -> Config:
             if value not in allowed:
                 raise UsageError(f"{where}: must be one of {', '.join(allowed)}")
             changes["secrets_on_save" if key == "secretsonsave" else "secrets_on_push"] = value
+        elif key == "taskprefix":
+            if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._/-]*", value) or ".." in value:
+                raise UsageError(f"{where}: use letters, digits, . _ - /, like runner-7/")
+            changes["task_prefix"] = value
+        elif key == "pushwithbranch":  # read by the pre-push hook: git_hooks.push_with_branch
+            if value.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0", ""):
+                raise UsageError(f"{where}: expected true or false, got {value!r}")
         else:
             raise UsageError(f"{where}: unknown key (known: {', '.join(GIT_CONFIG_KEYS)})")
     changes["include"] = tuple(include)
