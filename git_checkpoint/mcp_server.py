@@ -9,7 +9,6 @@ the signal handling of `verify` works as it does on the command line.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import sys
@@ -69,7 +68,7 @@ def call(command: Callable[[Context], Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
 
 
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
+def _accepts(fn: Callable[..., Any], name: str) -> bool:  # undo's --task is new
     return name in inspect.signature(fn).parameters
 
 
@@ -77,7 +76,7 @@ def build_server() -> MCPServer:
     """The MCPServer with every tool registered (the `mcp` extra must be installed)."""
     from mcp.server.mcpserver import MCPServer
 
-    from .commands import diff, restore, resume, save, show, status, undo, verify
+    from .commands import diff, restore, resume, review, save, show, status, undo, verify
     from .commands import list as list_cmd
 
     server = MCPServer(
@@ -127,10 +126,11 @@ def build_server() -> MCPServer:
         name_only: bool = False,
     ) -> CallToolResult:
         """Diff a checkpoint (default: the latest) against the workspace, or two checkpoints."""
-        options: dict[str, Any] = {"color": False}
-        if _accepts(diff.run, "stat"):
-            options.update(stat=stat, name_only=name_only)
-        return call(lambda ctx: diff.run(ctx, checkpoint, other, **options))
+        return call(
+            lambda ctx: diff.run(
+                ctx, checkpoint, other, color=False, stat=stat, name_only=name_only
+            )
+        )
 
     @server.tool(name="restore")
     async def restore_tool(
@@ -185,23 +185,12 @@ def build_server() -> MCPServer:
         """The task record as a brief: last failing verifier, hypothesis, next safe move."""
         return call(lambda ctx: resume.run(ctx, task=task))
 
-    try:  # review comes with sharing (issue 9): offered when it is there
-        review = importlib.import_module(f"{__package__}.commands.review")
-    except ModuleNotFoundError:
-        return server
-    params = [p for p in inspect.signature(review.run).parameters.values() if p.name != "ctx"]
-
     @server.tool(name="review")
-    async def review_tool(target: str | None = None) -> CallToolResult:
-        """The task's timeline for a reviewer: attempts, statuses, verifier evidence."""
-        options: dict[str, Any] = {}
-        for p in params:
-            if p.name in ("format", "fmt"):
-                options[p.name] = "json"
-            elif p.kind is not p.KEYWORD_ONLY and p.name not in options and target is not None:
-                options[p.name] = target  # the first positional: TASK or REMOTE/TASK
-                target = None
-        return call(lambda ctx: review.run(ctx, **options))
+    async def review_tool(task: str | None = None) -> CallToolResult:
+        """A task's timeline for a reviewer (TASK or REMOTE/TASK; default: the current
+        task): attempts, statuses, verifier evidence from every machine, diffstats.
+        """
+        return call(lambda ctx: review.run(ctx, task, fmt="text"))  # as `review --json`
 
     return server
 

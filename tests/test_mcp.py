@@ -18,7 +18,7 @@ mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-TOOLS = {"save", "list", "show", "diff", "restore", "undo", "verify", "status", "resume"}
+TOOLS = {"save", "list", "show", "diff", "restore", "undo", "verify", "status", "resume", "review"}
 
 
 def session(repo: Repo, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
@@ -98,8 +98,14 @@ def test_errors_are_tool_errors_with_the_exit_code(repo: Repo) -> None:
 def test_verify_runs_on_the_main_thread(repo: Repo) -> None:
     repo.write(".checkpoint.yaml", "verifiers:\n  - {name: unit, command: 'exit 1'}\n")
     repo.commit_all("verifier")
-    _, results = session(repo, [("verify", {}), ("diff", {"checkpoint": "@"})])
+    _, results = session(
+        repo,
+        [("verify", {}), ("diff", {"checkpoint": "@", "name_only": True}), ("review", {})],
+    )
     verified = payload(results[0])
     assert not results[0].is_error
     assert (verified["status"], verified["exit_code"]) == ("rejected", 1)
     assert payload(results[1])["files"] == []
+    assert not results[2].is_error, results[2].content
+    review = payload(results[2])
+    assert review == repo.cp_json("review")
