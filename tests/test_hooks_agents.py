@@ -270,3 +270,14 @@ def test_edit_checkpoint_names_the_file(
     repo.write("src/app.py", "print('edited')\n")
     run_hook(agent, event, payload(agent, fixture, repo.path), tmp_path)
     assert messages(repo)[0].endswith(summary)
+
+
+def test_a_fifo_for_checkpoint_yaml_never_hangs_the_hook(repo: Repo, tmp_path: Path) -> None:
+    os.mkfifo(repo.path / ".checkpoint.yaml")
+    proc = run_hook(
+        "claude-code",
+        "PreToolUse",
+        payload("claude-code", "PreToolUse-Bash-harmless", repo.path),
+        tmp_path,
+    )
+    assert proc.stderr == ""
