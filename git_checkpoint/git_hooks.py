@@ -117,11 +117,24 @@ def install(repo: Repo) -> list[str]:
     """Write our hooks (chaining any hook already there); return the hooks changed."""
     folder = hooks_dir(repo)
     record = _load_record(repo) or _Record(str(folder), (), ())
+    if record.dir != str(folder):
+        raise Refused(f"our git hooks are installed in {record.dir}: uninstall them first")
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise UsageError(f"the hooks folder {folder} is not a folder")
+    for name in GIT_HOOKS:  # check everything before changing anything
+        path, legacy = folder / name, folder / (name + LEGACY)
+        if not os.path.lexists(path) or _is_ours(path):
+            continue
+        if os.path.lexists(legacy):
+            raise Refused(f"{legacy} exists already: move it away, then install again")
+        if _runs_by_its_name(path):
+            raise Refused(
+                f"{path} finds its work by its own file name (husky?), so it cannot move "
+                f'aside: call `git-checkpoint-hook git {name} "$@"` from the script it runs'
+            )
     created = record.created_dirs
     if not folder.exists():
-        created = hook_files.make_parents(folder / GIT_HOOKS[0]) or created
-    elif not folder.is_dir():
-        raise UsageError(f"the hooks folder {folder} is not a folder")
+        created = hook_files.make_parents(folder / GIT_HOOKS[0])
     chained = set(record.chained)
     changed = []
     for name in GIT_HOOKS:
@@ -130,10 +143,7 @@ def install(repo: Repo) -> list[str]:
             if path.read_bytes() == body:
                 continue
         elif os.path.lexists(path):
-            legacy = folder / (name + LEGACY)
-            if os.path.lexists(legacy):
-                raise Refused(f"{legacy} exists already: move it away, then install again")
-            os.rename(path, legacy)
+            os.rename(path, folder / (name + LEGACY))  # same file: bytes, mode, inode
             chained.add(name)
         hook_files.write_atomic(path, body)
         os.chmod(path, 0o755)
@@ -142,6 +152,17 @@ def install(repo: Repo) -> list[str]:
     _record_path(repo).parent.mkdir(parents=True, exist_ok=True)
     hook_files.write_atomic(_record_path(repo), (json.dumps(entry, indent=2) + "\n").encode())
     return changed
+
+
+def _runs_by_its_name(path: Path) -> bool:
+    """husky's hooks (`.husky/_/*`) dispatch on `basename "$0"`: renamed, they do nothing."""
+    try:
+        body = path.read_bytes()[:4096]
+    except OSError:
+        return False
+    if ".husky" in path.parts or b"husky" in body:
+        return True
+    return b"$0" in body and (b"basename" in body or b'dirname "$0")/h"' in body)
 
 
 def uninstall(repo: Repo) -> list[str]:

@@ -215,6 +215,19 @@ def test_a_taken_legacy_name_is_refused(repo: Repo) -> None:
     assert folder_snapshot(repo.path / ".git" / "hooks") == before
 
 
+def test_a_hook_that_runs_by_its_own_name_is_refused_untouched(repo: Repo) -> None:
+    repo.git("config", "core.hooksPath", ".husky/_")
+    hooks = repo.path / ".husky" / "_"
+    hooks.mkdir(parents=True)
+    (hooks / "h").write_text('#!/usr/bin/env sh\nn=$(basename "$0")\n. ".husky/$n"\n')
+    (hooks / "pre-push").write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
+    (hooks / "pre-push").chmod(0o755)
+    before = folder_snapshot(hooks)
+    proc = repo.cp("hooks", "install", "--git", expect=3)
+    assert "by its own file name" in proc.stderr
+    assert folder_snapshot(hooks) == before
+
+
 @pytest.mark.parametrize("name", ["pre-rebase", "pre-merge-commit", "pre-push"])
 def test_templates_are_posix_shell(name: str) -> None:
     template = Path(__file__).parent.parent / "hooks" / "git" / name
