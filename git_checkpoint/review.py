@@ -82,13 +82,13 @@ def find_task(repo: Repo, name: str) -> tuple[str, str | None, list[Checkpoint]]
     """(task as named, remote or None, its checkpoints): a local task first, then a
     fetched one named `REMOTE/TASK`.
     """
+    validate_task(name)  # REMOTE/TASK is a well-formed task name too
     local = [c for c in load_checkpoints(repo) if c.remote is None and c.task == name]
     if local:
         return name, None, local
     fetched = [c for c in load_checkpoints(repo, REMOTE_ROOT) if c.task == f"remotes/{name}"]
     if fetched:
         return name, fetched[0].remote, fetched
-    validate_task(name.split("/", 1)[1] if "/" in name else name)
     raise UsageError(
         f"no checkpoints in task {name!r} (a fetched task is REMOTE/TASK: "
         "git checkpoint list --remote origin)"
