@@ -507,6 +507,35 @@ def hooks_status(as_json: bool, **flags: Any) -> int:
     return _hooks("status", as_json, **flags)
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def guard(command: tuple[str, ...]) -> int:
+    """Save first when CMD is risky, then run CMD (its stdin, exit code and signals).
+
+    Usage: git checkpoint guard -- CMD… (one argument is a shell line: run by bash -c)
+    """
+    import signal
+
+    from .commands import guard as cmd
+
+    plan = cmd.plan(list(command), os.getcwd())
+    for line in plan.lines():
+        say_err(f"git checkpoint: {line}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; CMD must not inherit that
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execvp(plan.argv[0], plan.argv)
+    except FileNotFoundError:
+        say_err(f"git checkpoint guard: {plan.argv[0]}: command not found")
+        return 127
+    except OSError as exc:
+        say_err(f"git checkpoint guard: {plan.argv[0]}: {exc.strerror}")
+        return 126
+
+
 @cli.command()
 @click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
 @json_option
