@@ -281,3 +281,19 @@ def test_a_fifo_for_checkpoint_yaml_never_hangs_the_hook(repo: Repo, tmp_path: P
         tmp_path,
     )
     assert proc.stderr == ""
+
+
+def test_an_agent_that_closed_our_stdout_still_gets_exit_0(repo: Repo) -> None:
+    for close in ("stdout", "both"):
+        proc = subprocess.Popen(
+            ["git-checkpoint-hook", "cursor", "beforeShellExecution"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if close == "stdout" else subprocess.DEVNULL,
+            cwd=repo.path,
+        )
+        assert proc.stdout is not None
+        proc.stdout.close()
+        _, err = proc.communicate(payload("cursor", "beforeShellExecution-harmless", repo.path))
+        assert proc.returncode == 0
+        assert b"Traceback" not in (err or b"")
