@@ -210,8 +210,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _say(line: str) -> None:
+    err = sys.stderr
+    if err is None:  # started with stderr closed
+        return
     try:
-        sys.stderr.write(f"git-checkpoint: {line}\n")
-        sys.stderr.flush()
-    except OSError:
+        err.write(f"git-checkpoint: {line}\n")
+        err.flush()
+    except (OSError, ValueError):
         pass
