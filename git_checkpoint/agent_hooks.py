@@ -251,7 +251,7 @@ def install(spec: AgentSpec, path: Path, record_path: Path) -> bool:
     if data is not None and is_current(doc, spec):
         return False
     try:
-        new = render(with_ours(doc, spec, new_file=data is None), data)
+        new = render(with_ours(doc, spec, new_file=not (data or b"").strip()), data)
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
     record = hook_files.load_record(record_path)

@@ -226,3 +226,24 @@ def test_user_install_works_outside_a_repository(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert not (home / ".cursor").exists()
+
+
+def test_an_empty_settings_file_is_filled_and_emptied_again(repo: Repo) -> None:
+    path = repo.write(".cursor/hooks.json", "")
+    repo.cp("hooks", "install", "--agent", "cursor")
+    assert json.loads(path.read_text())["version"] == 1
+    repo.cp("hooks", "uninstall", "--agent", "cursor")
+    assert path.read_bytes() == b""
+
+
+def test_a_symlinked_settings_file_is_written_where_it_points(repo: Repo, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles-settings.json"
+    dotfiles.write_text('{"model": "opus"}\n')
+    (repo.path / ".claude").mkdir()
+    (repo.path / ".claude/settings.json").symlink_to(dotfiles)
+    repo.cp("hooks", "install", "--agent", "claude-code")
+    assert (repo.path / ".claude/settings.json").is_symlink()
+    assert "git-checkpoint-hook" in dotfiles.read_text()
+    repo.cp("hooks", "uninstall", "--agent", "claude-code")
+    assert (repo.path / ".claude/settings.json").is_symlink()
+    assert dotfiles.read_text() == '{"model": "opus"}\n'
