@@ -8,6 +8,7 @@ stderr with the exit code design.md §7 gives them.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import re
@@ -579,6 +580,24 @@ def _wants_json(argv: list[str] | None) -> bool:
     return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
+_OS_HINTS = {
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions, and `lsattr` for an immutable flag",
+    errno.EROFS: "the file system is mounted read-only",
+    errno.ENOSPC: "free some space and run it again",
+    errno.EDQUOT: "the disk quota is used up",
+}
+
+
+def os_error_line(exc: OSError) -> str:
+    """A failed file operation as one line: what failed, where, and what to look at."""
+    names = [os.fsdecode(f) for f in (exc.filename, exc.filename2) if f is not None]
+    where = " -> ".join(names)  # two for a copy or a rename
+    what = exc.strerror or type(exc).__name__
+    hint = _OS_HINTS.get(exc.errno or 0)
+    return f"{where + ': ' if where else ''}{what}{f' ({hint})' if hint else ''}"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI inside the one error boundary."""
     debug = os.environ.get("GIT_CHECKPOINT_DEBUG") == "1"
@@ -611,6 +630,10 @@ def main(argv: list[str] | None = None) -> None:
         fail("git checkpoint: interrupted", 130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # a file we could not read or write: permissions, a full disk
+        if debug:
+            raise
+        fail(f"git checkpoint: {os_error_line(exc)}", 4)
     except Exception as exc:
         if debug:
             raise

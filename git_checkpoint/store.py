@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,7 +77,16 @@ class Checkpoint:
         return str(self.manifest.get("created_at", ""))
 
 
+# Task names become ref and file names (`tasks/<task>.yaml`): keep them well inside
+# what file systems allow (255 bytes a name) and what a terminal line can show.
+TASK_MAX = 200
+
+
 def validate_task(task: str) -> str:
+    if len(task) > TASK_MAX:
+        raise UsageError(
+            f"bad task name {task[:40]!r}… ({len(task)} characters): at most {TASK_MAX}"
+        )
     parts = task.split("/")
     if (
         not task
@@ -105,7 +115,11 @@ def task_from_branch(branch: str | None) -> str:
     parts = [f"{p}-" if _ID.match(p) else p for p in parts]
     if parts[0] == "remotes":
         parts[0] = "remotes-"
-    return "/".join(p if _TASK_PART.match(p) else f"_{p}" for p in parts)
+    task = "/".join(p if _TASK_PART.match(p) else f"_{p}" for p in parts)
+    if len(task) > TASK_MAX:  # cut, with a digest so that long branches stay apart
+        digest = hashlib.sha1(branch.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+        task = f"{task[: TASK_MAX - 11].rstrip('/.')}-{digest}"
+    return task
 
 
 def split_ref(ref: str) -> tuple[str, str] | None:
@@ -380,8 +394,10 @@ def save_checkpoint(
             repo, snapshot, task, cp_id, summary, manifest
         )
         ref = f"{REF_ROOT}{task}/{cp_id}"
+        # The mark first: a state folder that cannot be written fails the save before a
+        # checkpoint exists, not after. (A mark past a ref never made only skips an id.)
+        state.write_high_water(repo, task, number)
         if repo.create_ref(ref, commit, f"checkpoint: save {cp_id}"):
-            state.write_high_water(repo, task, number)
             saved = Checkpoint(
                 task=task,
                 id=cp_id,

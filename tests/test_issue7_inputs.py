@@ -5,15 +5,18 @@ named after what broke.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .conftest import Repo
+from .conftest import Repo, make_repo
 from .helpers import state
 from .test_verify import configure, verifier
 
@@ -254,3 +257,99 @@ def test_readme_lists_exactly_the_secret_patterns() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     block = readme.split("the others the file name:")[1].split("(Tracked")[0]
     assert re.findall(r"`([^`]+)`", block) == list(SECRET_PATTERNS)
+
+
+def test_a_5000_character_task_is_bad_input(repo: Repo) -> None:
+    assert "at most" in _one_line_error(repo.cp("save", "--task", "t" * 5000, expect=2))
+    assert repo.git("for-each-ref", "refs/checkpoints/") == ""
+
+
+def test_a_long_branch_gives_a_short_task_that_still_tells_branches_apart(repo: Repo) -> None:
+    names = ["feature/" + "x" * 150 + "/" + "y" * 150 + suffix for suffix in ("/one", "/two")]
+    tasks = []
+    for name in names:
+        repo.git("checkout", "-qb", name)
+        repo.write("src/app.py", f"print({name[-3:]!r})\n")
+        tasks.append(repo.cp_json("save")["task"])
+    assert len(set(tasks)) == 2 and all(len(t) <= 200 for t in tasks)
+
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("chattr"),
+    reason="root ignores permissions: the test needs root and chattr for an immutable flag",
+)
+
+
+@contextlib.contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip(f"this file system takes no immutable flag ({path})")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+@needs_root
+@pytest.mark.parametrize("where", [".git", ".git/checkpoint"])
+def test_permission_error_in_the_git_dir_is_one_line_exit_4(repo: Repo, where: str) -> None:
+    repo.cp("save", "-m", "one")
+    repo.write("src/app.py", "print('edited')\n")
+    before = state(repo)
+    refs = repo.git("for-each-ref", "refs/checkpoints/")
+    with _immutable(repo.path / where):
+        line = _one_line_error(repo.cp("save", expect=4))
+        assert "Operation not permitted" in line and "lsattr" in line
+        if where == ".git":  # status needs a scratch index there; .git/checkpoint it only reads
+            assert "lsattr" in _one_line_error(repo.cp("status", expect=4))
+        else:
+            repo.cp("status")
+    assert state(repo) == before
+    assert repo.git("for-each-ref", "refs/checkpoints/") == refs  # no checkpoint half made
+
+
+@needs_root
+def test_permission_error_on_an_immutable_folder_during_restore_is_one_line(repo: Repo) -> None:
+    repo.cp("save", "-m", "one")
+    repo.write("src/app.py", "print('edited')\n")
+    before = state(repo)
+    with _immutable(repo.path / "src"):
+        proc = repo.cp("restore", "cp_001", expect=None)
+        assert proc.returncode in (3, 4)
+        _one_line_error(proc)
+    assert state(repo) == before
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs: the repository goes in it, and it is filled up later."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_no_space_left_during_save_is_one_line_exit_4(full_disk: Path) -> None:
+    repo = make_repo(full_disk / "work")
+    repo.write("src/app.py", "print('hello')\n")
+    repo.commit_all("initial")
+    repo.cp("save", "-m", "one")
+    repo.write("src/app.py", "print('edited')\n")
+    with open(full_disk / "filler", "wb") as fh, contextlib.suppress(OSError):
+        while True:
+            fh.write(b"\0" * 65536)
+    before = state(repo)
+    refs = repo.git("for-each-ref", "refs/checkpoints/")
+    line = _one_line_error(repo.cp("save", "-m", "two", expect=4))
+    assert "No space left on device" in line
+    assert state(repo) == before
+    assert repo.git("for-each-ref", "refs/checkpoints/") == refs
