@@ -77,6 +77,8 @@ class _HttpBackend(BaseHTTPRequestHandler):
     """Smart HTTP: each request runs `git http-backend` as a CGI program."""
 
     root = ""
+    bytes_in = 0  # request bodies received (what clients pushed), for the benchmark
+    bytes_out = 0  # response bodies sent (what clients fetched)
 
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
@@ -103,6 +105,7 @@ class _HttpBackend(BaseHTTPRequestHandler):
     def _cgi(self) -> None:
         path, _, query = self.path.partition("?")
         body = self._body()
+        type(self).bytes_in += len(body)
         env = {
             **os.environ,
             "GIT_PROJECT_ROOT": self.root,
@@ -136,17 +139,25 @@ class _HttpBackend(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+        type(self).bytes_out += len(payload)
 
 
 @contextlib.contextmanager
 def http_server(base: Path) -> Iterator[str]:
     """Smart HTTP for every repository below `base`; yields http://127.0.0.1:PORT/."""
+    with http_server_counted(base) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def http_server_counted(base: Path) -> Iterator[tuple[str, type[_HttpBackend]]]:
+    """Like http_server, also yielding the handler class that counts bytes in and out."""
     handler = type("Handler", (_HttpBackend,), {"root": str(base)})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"http://127.0.0.1:{server.server_address[1]}/", handler
     finally:
         server.shutdown()
         server.server_close()

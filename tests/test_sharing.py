@@ -78,6 +78,10 @@ def test_round_trip_two_machines(repo: Repo, served: str, tmp_path: Path) -> Non
     shown = b.cp_json("show", "origin/main/cp_001")
     assert "src/app.py" in shown["diffstat"] and shown["overlay_files"] == ["notes/plan.md"]
 
+    before = b.git("status", "--porcelain", "--untracked-files=all")
+    diff = b.cp_json("diff", "origin/main/cp_001")  # against the workspace, which stays put
+    assert {f["path"] for f in diff["files"]} == {"src/app.py", "notes/plan.md"}
+    assert b.git("status", "--porcelain", "--untracked-files=all") == before
     b.cp("restore", "origin/main/cp_001")
     assert (b.path / "src/app.py").read_text() == "print('fixed')\n"
     assert (b.path / "notes/plan.md").read_text() == "untracked plan\n"
