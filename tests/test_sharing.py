@@ -201,3 +201,26 @@ def test_push_and_fetch_bad_usage(repo: Repo, tmp_path: Path) -> None:
     repo.cp("fetch")
     data = json.loads(repo.cp("fetch", "--json").stdout)
     assert data["new"] == []
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(repo: Repo, tmp_path: Path) -> None:
+    import os
+    import pty
+
+    url = bare_repo(tmp_path / "server.git").as_uri()
+    publish(repo, url)
+    repo.write("x.txt", "1\n")
+    repo.cp("save")
+    quiet = repo.cp("push")  # stderr is a pipe: no progress
+    assert quiet.stderr == ""
+    repo.write("x.txt", "2\n")
+    repo.cp("save")
+    master, slave = pty.openpty()
+    proc = subprocess.run(
+        ["git", "checkpoint", "push"], cwd=repo.path, stdout=subprocess.PIPE, stderr=slave
+    )
+    os.close(slave)
+    seen = os.read(master, 4096).decode()
+    os.close(master)
+    assert proc.returncode == 0
+    assert "pushing 1 checkpoint(s)" in seen and "pushing" not in proc.stdout.decode()
