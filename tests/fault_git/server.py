@@ -1,0 +1,69 @@
+"""Runs `git checkpoint` commands in forked children of one process that has already
+imported git_checkpoint (an exec of the real entry point spends ~130 ms importing).
+
+Each line on stdin is a JSON request {"argv", "cwd", "env", "out", "err"}; the child is
+the git-checkpoint process the fault-injecting git kills. Each reply line is the child's
+exit status as subprocess gives it (-9 when killed) and the CPU seconds its children
+have used so far.
+"""
+
+import contextlib
+import importlib
+import json
+import os
+import resource
+import sys
+
+from git_checkpoint.cli import main
+
+# What the product imports on first use: paid once here. A module that does not import
+# (the tree is mid-edit) is left to fail in the child, as it would in a real run.
+for _name in (
+    "pygit2",
+    "yaml",
+    "git_checkpoint.recovery",
+    "git_checkpoint.commands.restore",
+    "git_checkpoint.commands.undo",
+    "git_checkpoint.commands.save",
+    "git_checkpoint.commands.drop",
+    "git_checkpoint.commands.status",
+):
+    with contextlib.suppress(Exception):
+        importlib.import_module(_name)
+
+
+def child(request: dict) -> None:
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for fd, name, flags in (
+        (0, os.devnull, os.O_RDONLY),
+        (1, request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        (2, request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+    ):
+        os.dup2(os.open(name, flags, 0o644), fd)
+    sys.argv = ["git-checkpoint", *request["argv"]]
+    code = 0
+    try:
+        main(request["argv"])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # as an uncaught exception would
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        child(request)
+    _, status = os.waitpid(pid, 0)
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(code, used.ru_utime + used.ru_stime, flush=True)
