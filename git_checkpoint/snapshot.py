@@ -13,12 +13,18 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
 from .gitio import Repo, nul_list
+from .scan import Scan, exclude_matcher, include_argv, scan, stage
+
+# Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
+# index) beats matching that many pathspecs against every entry.
+STAGE_PATHS_MAX = 500
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class Snapshot:
     flagged: tuple[tuple[str, str], ...] = ()
     # Entries added with `git add -N`: in W (they are tracked), not in the index tree.
     intent_to_add: tuple[str, ...] = ()
+    # What the quick auto-save path needs from this capture (only when asked to keep it).
+    seed: quickstate.Seed | None = field(default=None, compare=False, repr=False)
 
 
 def _any_of(patterns: Iterable[str], prefix: str = "") -> re.Pattern[str]:
@@ -60,15 +68,23 @@ def _exclude_args(cfg: Config) -> list[str]:
 
 def list_overlay_candidates(repo: Repo, cfg: Config) -> list[str]:
     """Untracked paths that save would consider: non-ignored ones, plus the includes."""
+    return overlay_candidates(repo, cfg, None)[0]
+
+
+def overlay_candidates(
+    repo: Repo, cfg: Config, untracked: Iterable[str] | None
+) -> tuple[list[str], list[str]]:
+    """(the overlay candidates, the includes' own listing). `untracked`: a scan's list of
+    untracked, non-ignored paths, so that only the excludes are left to apply."""
     excludes = _exclude_args(cfg)
-    paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
-    includes = [p for p in cfg.include if (repo.root / p).exists() or (repo.root / p).is_symlink()]
-    if includes:
-        # Without --exclude-standard, ignored files under the includes are listed too;
-        # the configured excludes still win over an include.
-        env = {"GIT_LITERAL_PATHSPECS": "1"}
-        paths += repo.git_lines("ls-files", "-z", "-o", *excludes, "--", *includes, env=env)
-    return sorted(set(paths))
+    matcher = None if untracked is None else exclude_matcher(cfg.exclude, repo.ignore_case())
+    if untracked is not None and matcher is not None:
+        paths = [p for p in untracked if not matcher(p)]
+    else:
+        paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
+    argv = include_argv(repo.root, excludes, cfg.include)
+    seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
+    return sorted(set(paths + seen)), seen
 
 
 def split_overlay(paths: list[str], cfg: Config) -> tuple[list[str], list[str], list[str]]:
@@ -153,7 +169,10 @@ def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
     Returns path -> marks: "h" assume-unchanged, "S" skip-worktree, or both.
     """
     flagged: dict[str, str] = {}
-    for item in repo.git_lines("ls-files", "-v", "-z", env=env):
+    out = repo.git("ls-files", "-v", "-z", env=env)
+    if out.count(b"\0") == out.count(b"\0H ") + out.startswith(b"H "):
+        return flagged  # every entry is a plain "H": the common case, at C speed
+    for item in out.decode("utf-8", "surrogateescape").split("\0")[:-1]:
         tag, path = item[0], item[2:]
         marks = ("h" if tag.islower() else "") + ("S" if tag in "Ss" else "")
         if marks:
@@ -187,14 +206,24 @@ def _sparse_option(repo: Repo) -> tuple[str, ...]:
     return ("--sparse",) if (repo.git_dir / "info" / "sparse-checkout").is_file() else ()
 
 
-def capture_workspace(repo: Repo, cfg: Config, *, allow_unmerged: bool = False) -> Snapshot:
+def capture_workspace(
+    repo: Repo, cfg: Config, *, allow_unmerged: bool = False, keep: bool = False
+) -> Snapshot:
     """Hash the workspace into trees without touching the user's index or work tree.
 
     An index with unmerged paths (a conflicted merge) is refused, unless the caller only
     reads (`status`, `diff`, `resume`: `allow_unmerged`), for which each conflicted path
     counts as its work-tree version. Such a snapshot is never saved.
+
+    One `git status` scan against the seeded index finds both the changed tracked files
+    and the untracked ones (a sparse checkout takes `add -u --sparse` and `ls-files -o`).
+    `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
     """
+    before = quickstate.before_scan(repo, recording=True) if keep else None
     base, branch = repo.head()
+    sparse = _sparse_option(repo)
+    scanned: Scan | None = None
+    kept: Path | None = None
     with repo.temp_index(seed=repo.git_dir / "index") as env:
         try:
             index_tree = repo.git("write-tree", env=env).decode().strip()
@@ -209,18 +238,47 @@ def capture_workspace(repo: Repo, cfg: Config, *, allow_unmerged: bool = False) 
             _resolve_unmerged(repo, env)
             index_tree = repo.git("write-tree", env=env).decode().strip()
         intent_to_add = _intent_to_add(repo, env)
-        repo.git("add", "-u", *_sparse_option(repo), env=env)
+        if sparse:
+            repo.git("add", "-u", *sparse, env=env)
+        else:
+            scanned = scan(repo, Path(env["GIT_INDEX_FILE"]))
+            if len(scanned.changed) > STAGE_PATHS_MAX:
+                repo.git("add", "-u", env=env)
+            else:
+                stage(repo, env, scanned.changed)
         flagged = _capture_flagged(repo, env)
         worktree_tree = repo.git("write-tree", env=env).decode().strip()
+        if keep and scanned is not None and not flagged and not scanned.unmerged:
+            kept = quickstate.keep_path(repo)
+            os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
 
-    candidates = list_overlay_candidates(repo, cfg)
+    untracked = scanned.untracked if scanned is not None else None
+    candidates, include_seen = overlay_candidates(repo, cfg, untracked)
     files, secrets, nested = split_overlay(candidates, cfg)
     if secrets and cfg.secrets_on_save == "block":
+        quickstate.discard_path(kept)
         raise Refused(
             f"secret-looking untracked files: {', '.join(secrets[:5])}; "
             "move them, or list them under secrets.allow"
         )
-    overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+    try:
+        overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+    except Refused:
+        quickstate.discard_path(kept)
+        raise
+    seed = None
+    if kept is not None and before is not None and scanned is not None:
+        seed = quickstate.Seed(
+            before=before,
+            index_path=kept,
+            untracked=scanned.untracked,
+            deleted=scanned.deleted,
+            include_others=tuple(include_seen),
+            includes=tuple(cfg.include),
+            exclude_args=tuple(_exclude_args(cfg)),
+            overlay=quickstate.overlay_stats(repo.root, files),  # before hashing them
+            config=repo.config_pairs(),
+        )
     overlay_tree: str | None = None
     if files:
         with repo.temp_index() as overlay_env:
@@ -240,4 +298,5 @@ def capture_workspace(repo: Repo, cfg: Config, *, allow_unmerged: bool = False) 
         nested_repos_left_out=tuple(nested),
         flagged=tuple(flagged.items()),
         intent_to_add=tuple(intent_to_add),
+        seed=seed,
     )

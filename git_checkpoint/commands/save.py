@@ -121,7 +121,7 @@ def _scanned_snapshot(ctx: Context, task: str, auto: bool) -> tuple[Snapshot, li
     """The workspace, and the secrets in what is new in it (secrets.on_save): `block`
     refuses the save; `warn` says so, except on auto-saves (push scans again anyway).
     """
-    snapshot = capture_workspace(ctx.repo, ctx.config)
+    snapshot = capture_workspace(ctx.repo, ctx.config, keep=True)  # keep: quicksave.py
     mode = ctx.config.secrets_on_save
     if mode == "ignore" or (auto and mode == "warn"):
         return snapshot, []

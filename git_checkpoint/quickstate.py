@@ -1,0 +1,238 @@
+"""What the last save saw, kept so that the next auto-save can tell "unchanged" with one
+work-tree scan (performance.md, issue 8 point 8).
+
+Per work tree, under `<git dir>/checkpoint/quick/`: the temporary index that save built
+(its stat data and mtime kept), and `state.json` tying it to everything else the
+checkpoint depended on: HEAD, the real index's checksum trailer, `.checkpoint.yaml`, our
+git config, the task's refs, the untracked list, the overlay files' stat data. Anything
+that differs, or that cannot be read, means "ask the full save". Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .gitio import Repo
+
+VERSION = 1
+STARTED_NS = time.time_ns()  # before this process read any configuration
+RACY_NS = 1_000_000_000  # a file touched this close to a scan may change unseen by stat
+TAIL = 32  # the index's checksum trailer (20 bytes for SHA-1, 32 for SHA-256), and more
+CONFIG_FILE = ".checkpoint.yaml"
+
+
+def folder(repo: Repo) -> Path:
+    return repo.git_dir / "checkpoint" / "quick"
+
+
+def index_tail(index: Path) -> str | None:
+    """The size and checksum trailer of an index file, or None when there is none."""
+    try:
+        with open(index, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL))
+            return f"{size}:{fh.read().hex()}"
+    except FileNotFoundError:
+        return None
+
+
+def file_digest(path: Path, recording: bool) -> str | None:
+    """A digest of a small file's bytes, its kind if it is no regular file, None if absent.
+    `recording`: "racy" if it changed after this process may have read it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return f"mode {st.st_mode:o}"
+    if recording and max(st.st_mtime_ns, st.st_ctime_ns) >= STARTED_NS - RACY_NS:
+        return "racy"  # written around when we read it: no promise about which version
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def file_stat(path: Path) -> list[int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
+
+
+def overlay_stats(root: Path, files: Iterable[str]) -> dict[str, list[int] | None]:
+    return {f: file_stat(root / f) for f in files}
+
+
+def stats_trusted(stats: dict[str, list[int] | None], stamp_ns: int) -> bool:
+    """Stat data taken before hashing vouches for the content only when the file was not
+    touched within RACY_NS of the scan (timestamps are coarse) and it exists."""
+    limit = stamp_ns - RACY_NS
+    return all(s is not None and s[1] < limit and s[2] < limit for s in stats.values())
+
+
+def refs_seen(repo: Repo, task: str) -> dict[str, Any] | None:
+    """The task's loose refs (name -> content) and packed-refs' stat data; None when refs
+    are not plain files (reftable)."""
+    if (repo.common_dir / "reftable").exists():
+        return None
+    loose: dict[str, str] = {}
+    base = repo.common_dir / "refs" / "checkpoints" / task
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for entry in os.scandir(base):
+            if entry.is_file(follow_symlinks=False):
+                loose[entry.name] = Path(entry.path).read_text("ascii", "replace").strip()
+            else:
+                loose[entry.name + "/"] = ""
+    return {"loose": loose, "packed": file_stat(repo.common_dir / "packed-refs")}
+
+
+@dataclass(frozen=True)
+class Before:
+    """Read before a scan: a change after this point shows as a difference later."""
+
+    head_text: str
+    index: str | None
+    config_file: str | None
+    journal: bool  # a restore is pending
+    stamp_ns: int
+
+
+def before_scan(repo: Repo, recording: bool) -> Before:
+    try:
+        head_text = (repo.git_dir / "HEAD").read_text("utf-8", "surrogateescape")
+    except OSError:
+        head_text = ""
+    return Before(
+        head_text=head_text,
+        index=index_tail(repo.git_dir / "index"),
+        config_file=file_digest(repo.root / CONFIG_FILE, recording),
+        journal=(repo.git_dir / "checkpoint" / "restore-journal.json").exists(),
+        stamp_ns=time.time_ns(),
+    )
+
+
+@dataclass(frozen=True)
+class Seed:
+    """What capture hands to `record`: the kept index and what the scan saw."""
+
+    before: Before
+    index_path: Path  # the kept temporary index (W), to be adopted by `record`
+    untracked: tuple[str, ...]  # the scan's raw untracked list
+    deleted: tuple[str, ...]  # tracked in the real index, gone from the work tree
+    include_others: tuple[str, ...]  # `ls-files -o` of the includes (ignored ones too)
+    includes: tuple[str, ...]  # the configured includes
+    exclude_args: tuple[str, ...]  # the configured excludes, as ls-files options
+    overlay: dict[str, list[int] | None]  # stat data of the captured overlay files
+    config: list[tuple[str, str]]  # the git config pairs the save used
+
+
+def discard_path(path: Path | None) -> None:
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def discard(seed: Seed | None) -> None:
+    discard_path(seed.index_path if seed is not None else None)
+
+
+def record(
+    repo: Repo,
+    seed: Seed,
+    *,
+    task: str,
+    ref: str,
+    commit: str,
+    trees: dict[str, Any],
+) -> None:
+    """Adopt seed's index and write state.json for the task's latest checkpoint."""
+    before = seed.before
+    usable = (
+        not before.journal
+        and before.config_file != "racy"
+        and before.head_text.strip() != ""
+        and stats_trusted(seed.overlay, before.stamp_ns)
+    )
+    where = folder(repo)
+    state_path = where / "state.json"
+    if not usable:
+        forget(repo)
+        discard(seed)
+        return
+    refs = refs_seen(repo, task)
+    if refs is None:
+        forget(repo)
+        discard(seed)
+        return
+    index_name = f"index-{os.getpid()}-{time.time_ns()}"
+    os.replace(seed.index_path, where / index_name)  # a rename: the mtime stays
+    data = {
+        "version": VERSION,
+        "paths": [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)],
+        "env_task": os.environ.get("CHECKPOINT_TASK"),
+        "task": task,
+        "head_text": before.head_text,
+        "index": before.index,
+        "config_file": before.config_file,
+        "config": [list(p) for p in seed.config],
+        "ref": ref,
+        "commit": commit,
+        "refs": refs,
+        "saved_index": index_name,
+        "saved_index_tail": index_tail(where / index_name),
+        "untracked": list(seed.untracked),
+        "deleted": list(seed.deleted),
+        "include_others": list(seed.include_others),
+        "includes": list(seed.includes),
+        "exclude_args": list(seed.exclude_args),
+        "overlay": seed.overlay,
+        "stamp_ns": before.stamp_ns,
+        "trees": trees,
+    }
+    tmp = where / f".state.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, state_path)
+    hour_ago = time.time() - 3600
+    for old in where.iterdir():
+        stale = old.name.startswith("index-") and old.name != index_name
+        # pending-*: kept by a capture that failed before its save (a crash, a refusal)
+        if stale or (old.name.startswith("pending-") and _mtime(old) < hour_ago):
+            with contextlib.suppress(OSError):
+                old.unlink()
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def forget(repo: Repo) -> None:
+    with contextlib.suppress(OSError):
+        (folder(repo) / "state.json").unlink()
+
+
+def load(repo: Repo) -> dict[str, Any] | None:
+    try:
+        data = json.loads((folder(repo) / "state.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    return data
+
+
+def keep_path(repo: Repo) -> Path:
+    """Where capture parks the index it wants kept (same file system: a rename)."""
+    where = folder(repo)
+    where.mkdir(parents=True, exist_ok=True)
+    return where / f"pending-{os.getpid()}-{time.time_ns()}"

@@ -1,0 +1,155 @@
+"""One pass over the work tree: `git status --porcelain=v2` against an index.
+
+With `GIT_INDEX_FILE` pointing at a copy of an index (mtime kept), one status run lists
+every tracked path whose work-tree state differs from that index and every untracked,
+non-ignored path: what `add -u` and `ls-files -o` found in two scans. It stats what the
+index stats and hashes only racily-clean entries, and uses core.fsmonitor when it is on.
+
+Standard library and gitio only: the hook path imports this before deciding to save.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GitFailed
+from .gitio import Repo, run_git, spawn_git
+
+STATUS_ARGV = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=dirty",  # a submodule counts by its commit, as `add -u` records it
+)
+
+
+@dataclass(frozen=True)
+class Scan:
+    changed: tuple[str, ...]  # tracked paths whose work-tree state differs from the index
+    deleted: tuple[str, ...]  # the subset of `changed` that is gone from the work tree
+    untracked: tuple[str, ...]  # untracked, not ignored; nested repositories end with "/"
+    unmerged: bool  # the index has conflicted entries
+
+
+def parse_status(out: bytes) -> Scan:
+    """The records of `status --porcelain=v2 -z`."""
+    records = out.decode("utf-8", "surrogateescape").split("\0")
+    changed: list[str] = []
+    deleted: list[str] = []
+    untracked: list[str] = []
+    unmerged = False
+    i = 0
+    while i < len(records):
+        rec = records[i]
+        i += 1
+        kind = rec[:1]
+        if kind == "1":  # 1 XY sub mH mI mW hH hI path
+            fields = rec.split(" ", 8)
+            if fields[1][1] != ".":
+                changed.append(fields[8])
+                if fields[1][1] == "D":
+                    deleted.append(fields[8])
+        elif kind == "2":  # renames are off, but parse them anyway: path, then origPath
+            fields = rec.split(" ", 9)
+            i += 1
+            if fields[1][1] != ".":
+                changed.append(fields[9])
+        elif kind == "u":
+            unmerged = True
+            changed.append(rec.split(" ", 10)[10])
+        elif kind == "?":
+            untracked.append(rec[2:])
+    return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged)
+
+
+def status_env(index: Path, *, read_only: bool) -> dict[str, str]:
+    env = {"GIT_INDEX_FILE": str(index)}
+    if read_only:  # never write the refreshed index back (a saved state stays as saved)
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def scan(repo: Repo, index: Path, *, read_only: bool = False) -> Scan:
+    """One status run against `index` (a scratch copy: status may refresh it in place)."""
+    return parse_status(repo.git(*STATUS_ARGV, env=status_env(index, read_only=read_only)))
+
+
+def start_scan(repo: Repo, index: Path, *, read_only: bool = False) -> subprocess.Popen[bytes]:
+    """The same scan, started in the background; finish it with `finish_scan`."""
+    return spawn_git(list(STATUS_ARGV), repo.root, env=status_env(index, read_only=read_only))
+
+
+def finish(proc: subprocess.Popen[bytes], argv: Sequence[str]) -> bytes:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise GitFailed(list(argv), proc.returncode, err.decode(errors="replace"))
+    return out
+
+
+def finish_scan(proc: subprocess.Popen[bytes]) -> Scan:
+    return parse_status(finish(proc, STATUS_ARGV))
+
+
+def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
+    """`add -u` restricted to `paths` (tracked ones): hash what changed, drop what is gone,
+    exactly as a whole `add -u` would treat them, without stat-ing the rest again.
+    """
+    if not paths:
+        return
+    data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    run_git(
+        ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        repo.root,
+        stdin=data,
+        env={**env, "GIT_LITERAL_PATHSPECS": "1"},
+    )
+
+
+def include_argv(
+    root: Path, exclude_args: Sequence[str], includes: Sequence[str]
+) -> list[str] | None:
+    """`ls-files -o` of the includes that exist: without --exclude-standard, ignored files
+    under them are listed too; the configured excludes still win over an include. (Run
+    it with GIT_LITERAL_PATHSPECS=1.)"""
+    present = [p for p in includes if os.path.lexists(root / p)]
+    return ["ls-files", "-z", "-o", *exclude_args, "--", *present] if present else None
+
+
+# --- untracked.exclude without a second scan -------------------------------------------------
+
+# Patterns git and fnmatch agree on when matched against one path component: no slash but
+# a trailing one, no negation, no escapes, no brackets, no `**`.
+_SIMPLE = re.compile(r"^[A-Za-z0-9._?*-]+/?$")
+
+
+def exclude_matcher(patterns: Sequence[str], ignore_case: bool) -> Callable[[str], bool] | None:
+    """A test equal to git's for `ls-files -o --exclude=P…` over untracked paths, or None
+    when a pattern is beyond the simple kind (then ask git).
+
+    Command-line excludes come first in git's precedence, and a pattern without a slash
+    matches a name at any depth; a directory that matches takes everything under it.
+    """
+    if ignore_case or any(not _SIMPLE.match(p) or "**" in p for p in patterns):
+        return None
+    dir_only = [p[:-1] for p in patterns if p.endswith("/")]
+    anything = [p for p in patterns if not p.endswith("/")]
+    folder_pats = dir_only + anything
+
+    def excluded(path: str) -> bool:
+        is_dir = path.endswith("/")
+        parts = path.rstrip("/").split("/")
+        folders = parts if is_dir else parts[:-1]
+        for name in folders:
+            if any(fnmatch.fnmatchcase(name, p) for p in folder_pats):
+                return True
+        return not is_dir and any(fnmatch.fnmatchcase(parts[-1], p) for p in anything)
+
+    return excluded
