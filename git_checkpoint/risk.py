@@ -24,7 +24,6 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
 from .risk_programs import judge
 from .risk_rules import program_name, show
@@ -55,6 +54,8 @@ def classify(
         reason = ctx.line(command)
     except (ShellSyntaxError, RecursionError) as exc:
         reason = f"cannot read the command line ({exc})"
+    except Exception as exc:  # a rule's bug must not break a hook: unsure, so risky
+        reason = f"cannot judge the command line ({type(exc).__name__}: {exc})"
     return Verdict(bool(reason), reason or "")
 
 
@@ -191,6 +192,8 @@ _CLOSE = Token("op", ")")
 
 def _matches(pattern: str, forms: list[list[str]], *, anywhere: bool) -> bool:
     if any(c in pattern for c in "*?["):
+        from fnmatch import fnmatchcase  # only projects with glob patterns pay for it
+
         return any(fnmatchcase(" ".join(words), pattern) for words in forms)
     want = pattern.split()
     n = len(want)

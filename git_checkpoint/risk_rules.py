@@ -103,309 +103,171 @@ HARMLESS = _set(
     hypercorn coverage nvm pyenv rbenv asdf mise psql mysql redis-cli mongosh"""
 )
 
-_REMOVES = "removes files"
+# program: what it does (each is risky whatever its arguments).
 ALWAYS: dict[str, str] = {
-    "rm": f"rm {_REMOVES}",
-    "unlink": f"unlink {_REMOVES}",
-    "shred": f"shred {_REMOVES}",
-    "srm": f"srm {_REMOVES}",
-    "trash": f"trash {_REMOVES}",
-    "trash-put": f"trash-put {_REMOVES}",
-    "truncate": "truncate cuts files short",
-    "rename": "rename renames files",
-    "prename": "prename renames files",
-    "mmv": "mmv moves files",
-    "protoc": "protoc generates code over existing files",
-    "graphql-codegen": "graphql-codegen generates code",
-    "gql-gen": "gql-gen generates code",
-    "oapi-codegen": "oapi-codegen generates code",
-    "mockgen": "mockgen generates code",
-    "stringer": "stringer generates code",
-    "wire": "wire generates code",
-    "flatc": "flatc generates code",
-    "thrift": "thrift generates code",
-    "datamodel-codegen": "datamodel-codegen generates code",
-    "hygen": "hygen generates code",
-    "plop": "plop generates code",
-    "yo": "yo generates code",
-    "cookiecutter": "cookiecutter generates a project",
-    "copier": "copier generates a project",
-    "create-react-app": "create-react-app generates a project",
-    "create-next-app": "create-next-app generates a project",
-    "create-vite": "create-vite generates a project",
-    "degit": "degit copies a project over files",
-    "vim": "an editor writes files",
-    "vi": "an editor writes files",
-    "nvim": "an editor writes files",
-    "nano": "an editor writes files",
-    "emacs": "an editor writes files",
+    **dict.fromkeys(_set("rm unlink shred srm trash trash-put"), "removes files"),
+    **dict.fromkeys(_set("rename prename mmv"), "renames files"),
+    "truncate": "cuts files short",
+    **dict.fromkeys(
+        _set(
+            "protoc graphql-codegen gql-gen oapi-codegen mockgen stringer wire flatc thrift "
+            "datamodel-codegen hygen plop yo"
+        ),
+        "generates code over files",
+    ),
+    **dict.fromkeys(
+        _set("cookiecutter copier create-react-app create-next-app create-vite degit"),
+        "generates a project over files",
+    ),
+    **dict.fromkeys(_set("vim vi nvim nano emacs"), "is an editor: it writes files"),
 }
-
 KEYWORDS = _set("if then else elif do while until ! { } fi done esac noglob nocorrect")
 DATA_KEYWORDS = _set("for case select function in")  # what follows is data, not a command
 
 
 # -- subcommand tools: package managers, migrations, generators ------------------------
 
-# name: (risky subcommands, harmless subcommands, subcommands that run a command,
-#        what any other subcommand is: "risky" | "harmless" | "script", reason)
-# "" stands for no subcommand at all; "script" means the word names a package script.
+# names | risky subcommands | harmless ones | ones that run a command | any other is:
+#   risky, harmless, or script (the word names a package script) | reason
+# '' stands for no subcommand; an indented line continues the one above. Reasons: deps,
+# db, gen, or a text where {0} is the tool and {1} the subcommand.
+_TOOL_TABLE = """
+pip pip3 | install uninstall | | | harmless | deps
+uv | add export init lock remove sync venv | build cache help publish tree version | run
+    | risky | deps
+poetry | add env init install lock new remove self sync update version
+    | about build cache check config debug help list publish search shell show | run | risky | deps
+pipenv | clean install lock sync uninstall update upgrade
+    | --py --venv --where check graph requirements scripts shell | run | risky | deps
+pdm | add init install lock remove sync update | info list show | run | risky | deps
+rye | add init lock remove sync | list show | run | risky | deps
+conda mamba micromamba | create env install remove uninstall update upgrade | | run | harmless
+    | deps
+pipx | inject install reinstall reinstall-all uninstall upgrade upgrade-all | | run | harmless
+    | deps
+npm | add ci clean-install create ddp dedupe i in init innit ins inst insta instal install isnt
+    isntall link ln pkg prune r remove rm shrinkwrap udpate un uninstall unlink up update
+    upgrade version
+    | --version -v audit bin bugs cache config deprecate dist-tag docs doctor explain fund get
+    help info la list ll login logout ls outdated owner pack ping prefix publish query rebuild
+    repo restart root sbom search show start stop t test tst unpublish v view whoami why
+    | exec x | script | deps
+yarn | '' add autoclean create dedupe import init install link patch-commit remove set unlink
+    up upgrade upgrade-interactive
+    | --version -v audit bin cache config constraints explain help info licenses list login
+    logout npm outdated pack publish why workspaces | dlx exec | script | deps
+pnpm | '' add create dedupe i import init install link ln patch-commit prune remove rm un
+    uninstall unlink up update upgrade
+    | --version -v audit bin config help licenses list ll ls outdated root store why
+    | dlx exec | script | deps
+bun | '' a add create i init install link pm remove rm unlink update upgrade | --version -v
+    | x | script | deps
+cargo | add clean fix generate-lockfile init install new r remove rm run uninstall update vendor
+    | --version -V audit b bench build c check clippy d deny doc expand fetch fmt help
+    locate-project login metadata miri nextest owner package pkgid publish search t test tree
+    verify-project version yank | | risky | {0} {1} changes files or dependencies
+go | clean fix fmt generate get run
+    | bug build doc env help install list mod test tool version vet work | | risky
+    | {0} {1} changes files or dependencies
+bundle bundler | '' add binstubs clean init install lock remove update
+    | check config doctor help info list outdated platform show version | exec | risky | deps
+gem | cleanup install uninstall update | | | harmless | deps
+composer | '' create-project dump-autoload install remove require update | | exec | harmless
+    | deps
+apt apt-get aptitude apk brew choco dnf port snap winget yum zypper
+    | add autoremove del dist-upgrade erase full-upgrade install purge reinstall remove
+    uninstall upgrade | | | harmless | deps
+dotnet | add clean ef format new remove restore run sln tool
+    | --info --version build help list pack publish test | | risky | {0} {1} changes files
+mix | clean deps.clean deps.get deps.unlock deps.update format new
+    | compile credo deps deps.tree dialyzer help test | | risky | {0} {1} changes files
+gradle gradlew | clean | --version assemble build check compile dependencies help lint tasks
+    test | | risky | {0} {1} changes files
+mvn mvnw | clean | --version compile dependency:tree help install package test validate verify
+    | | risky | {0} {1} changes files
+alembic | | --help -h branches check current heads help history show | | risky | db
+manage.py django-admin | | --help check diffsettings findstatic help inspectdb runserver
+    showmigrations sqlmigrate test version | | risky | db
+rails | d destroy g generate new | --version -v about c console credentials:show help notes
+    routes s server stats t test | | risky | {0} {1} changes the database or generates code
+rake | | --tasks -T about notes routes spec stats test | | risky | db
+artisan | | --version about help list route:list serve test tinker | | risky | db
+flask | db | --help --version routes run shell | | risky | db
+prisma | db format generate | --version -v debug help studio validate version | | risky | db
+knex | | --version help migrate:currentVersion migrate:list migrate:status | | risky | db
+sequelize sequelize-cli | | --version db:migrate:status help | | risky | db
+typeorm | | migration:show query schema:log version | | risky | db
+drizzle-kit | | check studio | | risky | db
+flyway | | info validate version | | risky | db
+liquibase | | --version history status validate | | risky | db
+goose | | status version | | risky | db
+dbmate | | --help status | | risky | db
+diesel | | print-schema | | risky | db
+sqlx | | --version | | risky | db
+ng | add g generate new update | | | harmless | gen
+nest | add g generate new | | | harmless | gen
+nx | g generate migrate | | | harmless | gen
+buf | format generate | | | harmless | gen
+sqlc openapi-generator openapi-generator-cli swagger-codegen | generate | | | harmless | gen
+swag | fmt init | | | harmless | gen
+terraform tofu | | console fmt graph output plan providers show state validate version
+    workspace | | risky | {0} {1} changes files or state
+deno | add compile eval install remove run task | --version bench check doc info lint test types
+    | | risky | {0} {1} may change files
+gh | | | | harmless | {0} {1} changes the work tree
+docker podman | cp | | | harmless | {0} {1} may change files
+pre-commit | '' autoupdate run | --version clean gc help install sample-config uninstall
+    validate-config validate-manifest | | risky | pre-commit hooks may rewrite files
+"""
+# tool subcommand | if (risky when one of the words is among its arguments) or unless
+# (risky unless one is) | words
+_SUB_FLAG_TABLE = """
+cargo fmt | unless | --check
+cargo clippy | if | --fix
+go mod | if | edit init tidy vendor
+go work | if | edit init sync use vendor
+npm audit | if | fix
+yarn npm | if | audit-fix
+prisma migrate | unless | status
+terraform fmt | unless | --check -check
+terraform state | if | mv push replace-provider rm
+terraform workspace | if | delete
+gh pr | if | checkout
+docker run | if | --mount --volume -v
+podman run | if | --mount --volume -v
+uv pip | if | compile install sync uninstall
+uv tool | if | install uninstall upgrade
+uv python | if | install uninstall
+dotnet format | unless | --verify-no-changes
+mix format | unless | --check-formatted
+deno fmt | unless | --check
+"""
+_REASONS = {
+    "deps": "{0} {1} changes the installed dependencies",
+    "db": "{0} {1} changes the database or migration files",
+    "gen": "{0} {1} generates code over files",
+}
+# risky, harmless, runs, what any other subcommand is, reason
 _Tool = tuple[frozenset[str], frozenset[str], frozenset[str], str, str]
 
 
-def _tool_entry(risky: str, harmless: str, runs: str, other: str, reason: str) -> _Tool:
-    return (_set(risky), _set(harmless), _set(runs), other, reason)
+def _rows(table: str) -> list[list[str]]:
+    joined = re.sub(r"\n[ \t]+", " ", table.strip())
+    return [[cell.strip() for cell in row.split("|")] for row in joined.splitlines()]
 
 
-_DEPS = "{} {} changes the installed dependencies"
-_DB = "{} {} changes the database or migration files"
-_GEN = "{} {} generates code over files"
-_PKG_SYSTEM = _tool_entry(
-    "install remove purge uninstall reinstall upgrade dist-upgrade full-upgrade autoremove "
-    "add del erase",
-    "",
-    "",
-    "harmless",
-    _DEPS,
-)
-TOOLS: dict[str, _Tool] = {
-    "pip": _tool_entry("install uninstall", "", "", "harmless", _DEPS),
-    "uv": _tool_entry(
-        "add remove sync lock venv init export",
-        "tree version help build publish cache",
-        "run",
-        "risky",
-        _DEPS,
-    ),
-    "poetry": _tool_entry(
-        "add remove install update lock sync init new version self env",
-        "show check build publish config about search list help shell debug cache",
-        "run",
-        "risky",
-        _DEPS,
-    ),
-    "pipenv": _tool_entry(
-        "install uninstall update upgrade lock sync clean",
-        "graph check requirements scripts shell --venv --where --py",
-        "run",
-        "risky",
-        _DEPS,
-    ),
-    "pdm": _tool_entry(
-        "add remove install update lock sync init", "list show info", "run", "risky", _DEPS
-    ),
-    "rye": _tool_entry("add remove sync lock init", "show list", "run", "risky", _DEPS),
-    "conda": _tool_entry(
-        "install remove uninstall update upgrade create env", "", "run", "harmless", _DEPS
-    ),
-    "mamba": _tool_entry(
-        "install remove uninstall update upgrade create env", "", "run", "harmless", _DEPS
-    ),
-    "pipx": _tool_entry(
-        "install uninstall upgrade upgrade-all reinstall reinstall-all inject",
-        "",
-        "run",
-        "harmless",
-        _DEPS,
-    ),
-    "npm": _tool_entry(
-        "install i in ins inst insta instal isnt isntall add ci clean-install uninstall remove "
-        "rm r un unlink update up upgrade udpate dedupe ddp prune link ln init create innit "
-        "version pkg shrinkwrap",
-        "test t tst start stop restart ls list ll la view info show v outdated help config get "
-        "whoami search pack publish doctor explain why root prefix bin docs repo bugs cache "
-        "ping query sbom audit fund login logout owner dist-tag deprecate unpublish rebuild "
-        "-v --version",
-        "exec x",
-        "script",
-        _DEPS,
-    ),
-    "yarn": _tool_entry(
-        "add remove install upgrade up upgrade-interactive dedupe import link unlink init "
-        "create set patch-commit autoclean ''",
-        "why info list outdated audit config cache help bin licenses pack publish npm "
-        "workspaces constraints explain login logout -v --version",
-        "exec dlx",
-        "script",
-        _DEPS,
-    ),
-    "pnpm": _tool_entry(
-        "add install i remove rm uninstall un update up upgrade import dedupe prune link ln "
-        "unlink init create patch-commit ''",
-        "list ls ll outdated why audit licenses root bin store config help -v --version",
-        "exec dlx",
-        "script",
-        _DEPS,
-    ),
-    "bun": _tool_entry(
-        "add a install i remove rm update link unlink init create upgrade pm ''",
-        "--version -v",
-        "x",
-        "script",
-        _DEPS,
-    ),
-    "cargo": _tool_entry(
-        "add remove rm update install uninstall generate-lockfile clean fix new init vendor run r",
-        "build b check c test t bench doc d tree metadata search version --version -V help "
-        "fetch verify-project locate-project pkgid publish package login owner yank audit "
-        "deny nextest expand miri clippy fmt",
-        "",
-        "risky",
-        "cargo {1} changes files or dependencies",
-    ),
-    "go": _tool_entry(
-        "get generate fmt fix clean run",
-        "build test vet list version env doc help tool bug install mod work",
-        "",
-        "risky",
-        "go {1} changes files or dependencies",
-    ),
-    "bundle": _tool_entry(
-        "install update add remove lock clean init binstubs ''",
-        "list show info check outdated config version platform doctor help",
-        "exec",
-        "risky",
-        _DEPS,
-    ),
-    "gem": _tool_entry("install uninstall update cleanup", "", "", "harmless", _DEPS),
-    "composer": _tool_entry(
-        "install update require remove dump-autoload create-project ''",
-        "",
-        "exec",
-        "harmless",
-        _DEPS,
-    ),
-    "dotnet": _tool_entry(
-        "add remove new clean restore format tool ef sln run",
-        "build test --version --info list pack publish help",
-        "",
-        "risky",
-        "dotnet {1} changes files or dependencies",
-    ),
-    "mix": _tool_entry(
-        "deps.get deps.update deps.unlock deps.clean new clean format",
-        "test compile credo dialyzer deps deps.tree help",
-        "",
-        "risky",
-        "mix {1} changes files, dependencies or the database",
-    ),
-    "gradle": _tool_entry(
-        "clean",
-        "test build compile check assemble lint dependencies tasks help --version",
-        "",
-        "risky",
-        "{} {} changes files",
-    ),
-    "mvn": _tool_entry(
-        "clean",
-        "test compile verify package install validate dependency:tree help --version",
-        "",
-        "risky",
-        "{} {} changes files",
-    ),
-    "alembic": _tool_entry(
-        "", "current history heads branches show check help -h --help", "", "risky", _DB
-    ),
-    "manage.py": _tool_entry(
-        "",
-        "test check runserver showmigrations sqlmigrate help --help diffsettings version "
-        "inspectdb findstatic",
-        "",
-        "risky",
-        _DB,
-    ),
-    "rails": _tool_entry(
-        "generate g destroy d new",
-        "server s console c routes test t about stats notes credentials:show --version -v help",
-        "",
-        "risky",
-        "{} {} changes the database or generates code",
-    ),
-    "rake": _tool_entry("", "test spec routes -T --tasks stats notes about", "", "risky", _DB),
-    "artisan": _tool_entry(
-        "", "route:list list about test serve tinker --version help", "", "risky", _DB
-    ),
-    "prisma": _tool_entry(
-        "generate format db", "validate studio version -v --version debug help", "", "risky", _DB
-    ),
-    "knex": _tool_entry(
-        "", "migrate:status migrate:list migrate:currentVersion --version help", "", "risky", _DB
-    ),
-    "sequelize": _tool_entry("", "db:migrate:status --version help", "", "risky", _DB),
-    "typeorm": _tool_entry("", "migration:show schema:log version query", "", "risky", _DB),
-    "drizzle-kit": _tool_entry("", "studio check", "", "risky", _DB),
-    "flyway": _tool_entry("", "info validate version", "", "risky", _DB),
-    "liquibase": _tool_entry("", "status history validate --version", "", "risky", _DB),
-    "goose": _tool_entry("", "status version", "", "risky", _DB),
-    "dbmate": _tool_entry("", "status --help", "", "risky", _DB),
-    "diesel": _tool_entry("", "print-schema", "", "risky", _DB),
-    "sqlx": _tool_entry("", "--version", "", "risky", _DB),
-    "ng": _tool_entry("generate g new update add", "", "", "harmless", _GEN),
-    "nest": _tool_entry("generate g new add", "", "", "harmless", _GEN),
-    "nx": _tool_entry("generate g migrate", "", "", "harmless", _GEN),
-    "buf": _tool_entry("generate format", "", "", "harmless", _GEN),
-    "sqlc": _tool_entry("generate", "", "", "harmless", _GEN),
-    "swag": _tool_entry("init fmt", "", "", "harmless", _GEN),
-    "openapi-generator": _tool_entry("generate", "", "", "harmless", _GEN),
-    "openapi-generator-cli": _tool_entry("generate", "", "", "harmless", _GEN),
-    "swagger-codegen": _tool_entry("generate", "", "", "harmless", _GEN),
-    "terraform": _tool_entry(
-        "",
-        "plan validate show output version providers graph console workspace state fmt",
-        "",
-        "risky",
-        "terraform {1} changes files or state",
-    ),
-    "deno": _tool_entry(
-        "run install add remove eval task compile",
-        "test lint check info doc bench types --version",
-        "",
-        "risky",
-        "deno {1} may change files",
-    ),
-    "flask": _tool_entry("db", "run routes shell --version --help", "", "risky", _DB),
-    "gh": _tool_entry("", "", "", "harmless", "gh {1} changes the work tree"),
-    "docker": _tool_entry("cp", "", "", "harmless", "docker {1} may change files"),
-    "podman": _tool_entry("cp", "", "", "harmless", "podman {1} may change files"),
-    "pre-commit": _tool_entry(
-        "run autoupdate ''",
-        "install uninstall clean gc sample-config validate-config validate-manifest help --version",
-        "",
-        "risky",
-        "pre-commit hooks may rewrite files",
-    ),
-}
-for _alias, _same in {
-    "pip3": "pip", "micromamba": "mamba", "bundler": "bundle", "gradlew": "gradle",
-    "mvnw": "mvn", "django-admin": "manage.py", "sequelize-cli": "sequelize", "tofu": "terraform",
-    "apt": "apt-get",
-}.items():  # fmt: skip
-    TOOLS[_alias] = TOOLS.get(_same, _PKG_SYSTEM)
-for _system in _set("apt-get aptitude dnf yum zypper apk brew port snap choco winget"):
-    TOOLS[_system] = _PKG_SYSTEM
-
-# (tool, subcommand): ("if" | "unless", words): risky if any word is among the arguments,
-# or unless one is. For subcommands whose verdict hangs on a flag or a second word.
+TOOLS: dict[str, _Tool] = {}
+for _names, _risky, _harmless, _runs, _other, _reason in _rows(_TOOL_TABLE):
+    for _name in _names.split():
+        TOOLS[_name] = (
+            _set(_risky),
+            _set(_harmless),
+            _set(_runs),
+            _other,
+            _REASONS.get(_reason, _reason),
+        )
 SUB_FLAGS: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
-    ("cargo", "fmt"): ("unless", _set("--check")),
-    ("cargo", "clippy"): ("if", _set("--fix")),
-    ("go", "mod"): ("if", _set("tidy edit vendor init")),
-    ("go", "work"): ("if", _set("init use edit sync vendor")),
-    ("npm", "audit"): ("if", _set("fix")),
-    ("yarn", "npm"): ("if", _set("audit-fix")),
-    ("prisma", "migrate"): ("unless", _set("status")),
-    ("terraform", "fmt"): ("unless", _set("-check --check")),
-    ("terraform", "state"): ("if", _set("rm mv push replace-provider")),
-    ("terraform", "workspace"): ("if", _set("delete")),
-    ("gh", "pr"): ("if", _set("checkout")),
-    ("docker", "run"): ("if", _set("-v --volume --mount")),
-    ("podman", "run"): ("if", _set("-v --volume --mount")),
-    ("uv", "pip"): ("if", _set("install uninstall sync compile")),
-    ("uv", "tool"): ("if", _set("install uninstall upgrade")),
-    ("uv", "python"): ("if", _set("install uninstall")),
-    ("dotnet", "format"): ("unless", _set("--verify-no-changes")),
-    ("mix", "format"): ("unless", _set("--check-formatted")),
-    ("deno", "fmt"): ("unless", _set("--check")),
+    (row[0].split()[0], row[0].split()[1]): (row[1], _set(row[2])) for row in _rows(_SUB_FLAG_TABLE)
 }
 
 _TOOL_OPTIONS = _set(
@@ -448,7 +310,7 @@ def tool(name: str, args: list[str], ctx: Ctx) -> str | None:
         if {"--fix", "--write"} & set(rest):  # yarn lint --fix
             return f"{name} {script} {' '.join(rest)} rewrites files"
         return target_risk(name, script) if script else None
-    return f"{name} {sub}: not a subcommand known to be harmless" if sub else said
+    return said
 
 
 def run_wrapped(name: str, args: list[str], ctx: Ctx) -> str | None:
@@ -493,54 +355,44 @@ def target_risk(runner: str, target: str) -> str | None:
 
 # -- flag rules: formatters and tools risky only with (or without) a flag --------------
 
-# name: ("if" | "unless", flags, reason): risky if one of the flags is given, or unless one is.
+# names | if (risky when one of the flags is given) or unless (risky unless one is) | flags
+# | what it does
+_FLAG_TABLE = """
+black | unless | --check --diff | rewrites files
+isort | unless | --check --check-only --diff -c | rewrites files
+autopep8 autoflake yapf | if | --in-place -i | rewrites files in place
+prettier | if | --write -w | rewrites files
+eslint stylelint standardrb | if | --fix | rewrites files
+rubocop | if | --auto-correct --auto-correct-all --autocorrect --autocorrect-all -A -a -x
+    | rewrites files
+gofmt goimports gofumpt | if | -w | rewrites files
+rustfmt | unless | --check | rewrites files
+clang-format | if | -i | rewrites files
+shfmt | if | --write -w | rewrites files
+biome | if | --apply --apply-unsafe --fix --write | rewrites files
+dprint | if | fmt | rewrites files
+php-cs-fixer | unless | --dry-run | rewrites files
+codespell | if | --write-changes -w | rewrites files
+sqlfluff | if | fix format | rewrites files
+jest | if | --updateSnapshot -u | rewrites snapshots
+vitest | if | --update -u | rewrites snapshots
+pytest py.test | if | --inline-snapshot --snapshot-update | rewrites snapshots
+yq | if | --inplace -i | rewrites files in place
+sort | if | --output -o | overwrites a file
+patch | unless | --dry-run | changes files
+unzip | unless | -Z -l -n -p -t -v | overwrites files
+ln | if | --force -f | replaces files
+install | unless | --directory -d | copies over files
+tar | if | --delete --extract --get -x | extracts over files
+gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd lz4 brotli
+    | unless | --help --keep --list --stdout --test --version -V -c -h -k -l -t | replaces files
+"""
 _Flags = tuple[str, frozenset[str], str]
 FLAGS: dict[str, _Flags] = {
-    "black": ("unless", _set("--check --diff"), "black rewrites files"),
-    "isort": ("unless", _set("--check --check-only -c --diff"), "isort rewrites files"),
-    "autopep8": ("if", _set("-i --in-place"), "autopep8 -i rewrites files"),
-    "autoflake": ("if", _set("-i --in-place"), "autoflake -i rewrites files"),
-    "yapf": ("if", _set("-i --in-place"), "yapf -i rewrites files"),
-    "prettier": ("if", _set("--write -w"), "prettier --write rewrites files"),
-    "eslint": ("if", _set("--fix"), "eslint --fix rewrites files"),
-    "stylelint": ("if", _set("--fix"), "stylelint --fix rewrites files"),
-    "rubocop": (
-        "if",
-        _set("-a -A --auto-correct --autocorrect --auto-correct-all --autocorrect-all -x"),
-        "rubocop -a rewrites files",
-    ),
-    "standardrb": ("if", _set("--fix"), "standardrb --fix rewrites files"),
-    "gofmt": ("if", _set("-w"), "gofmt -w rewrites files"),
-    "goimports": ("if", _set("-w"), "goimports -w rewrites files"),
-    "gofumpt": ("if", _set("-w"), "gofumpt -w rewrites files"),
-    "rustfmt": ("unless", _set("--check"), "rustfmt rewrites files"),
-    "clang-format": ("if", _set("-i"), "clang-format -i rewrites files"),
-    "shfmt": ("if", _set("-w --write"), "shfmt -w rewrites files"),
-    "biome": ("if", _set("--write --apply --apply-unsafe --fix"), "biome --write rewrites files"),
-    "dprint": ("if", _set("fmt"), "dprint fmt rewrites files"),
-    "php-cs-fixer": ("unless", _set("--dry-run"), "php-cs-fixer rewrites files"),
-    "codespell": ("if", _set("-w --write-changes"), "codespell -w rewrites files"),
-    "sqlfluff": ("if", _set("fix format"), "sqlfluff fix rewrites files"),
-    "jest": ("if", _set("-u --updateSnapshot"), "jest -u rewrites snapshots"),
-    "vitest": ("if", _set("-u --update"), "vitest -u rewrites snapshots"),
-    "pytest": ("if", _set("--snapshot-update --inline-snapshot"), "pytest rewrites snapshots"),
-    "py.test": ("if", _set("--snapshot-update"), "pytest rewrites snapshots"),
-    "yq": ("if", _set("-i --inplace"), "yq -i rewrites files"),
-    "sort": ("if", _set("-o --output"), "sort -o overwrites a file"),
-    "patch": ("unless", _set("--dry-run"), "patch changes files"),
-    "unzip": ("unless", _set("-l -t -v -Z -p -n"), "unzip overwrites files"),
-    "ln": ("if", _set("-f --force"), "ln -f replaces files"),
-    "install": ("unless", _set("-d --directory"), "install copies over files"),
-    "tar": ("if", _set("-x --extract --get --delete"), "tar -x extracts over files"),
-    "rsync": ("unless", _set("-n --dry-run --list-only"), "rsync overwrites files"),
+    name: (mode, _set(words), f"{name} {does}")
+    for names, mode, words, does in _rows(_FLAG_TABLE)
+    for name in names.split()
 }
-for _zip in _set("gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd lz4 brotli"):
-    FLAGS[_zip] = (
-        "unless",
-        _set("-c --stdout -l --list -t --test -k --keep -h --help -V --version -d"),
-        f"{_zip} replaces files",
-    )
-FLAGS["gunzip"] = (FLAGS["gunzip"][0], FLAGS["gunzip"][1] - {"-d"}, "gunzip replaces files")
 
 
 def flags(name: str, args: list[str], rule: _Flags) -> str | None:

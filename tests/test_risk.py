@@ -499,6 +499,8 @@ R | terraform init
 H | helm list
 H | aws s3 ls
 H | gcloud config list
+R | gzip -d data.csv.gz
+H | gzip -dc data.csv.gz | head
 """
 
 CASES = [(line[4:].replace("\\n", "\n"), line[0] == "R") for line in TABLE.strip().splitlines()]
