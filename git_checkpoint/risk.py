@@ -70,17 +70,24 @@ class Ctx:
     """Where a command runs, and the project's patterns; passed to every rule."""
 
     def __init__(
-        self, risky: tuple[str, ...], harmless: tuple[str, ...], cwd: str | None, depth: int = 0
+        self,
+        risky: tuple[str, ...],
+        harmless: tuple[str, ...],
+        cwd: str | None,
+        depth: int = 0,
+        functions: set[str] | None = None,
     ) -> None:
         self.risky, self.harmless, self.cwd, self.depth = risky, harmless, cwd, depth
+        # Functions the line defines: their bodies were judged where they were defined.
+        self.functions = set() if functions is None else functions
 
     def at(self, cwd: str | None) -> Ctx:
-        return Ctx(self.risky, self.harmless, cwd, self.depth)
+        return Ctx(self.risky, self.harmless, cwd, self.depth, self.functions)
 
     def deeper(self) -> Ctx:
         if self.depth >= MAX_DEPTH:
             raise ShellSyntaxError("commands nested too deeply")
-        return Ctx(self.risky, self.harmless, self.cwd, self.depth + 1)
+        return Ctx(self.risky, self.harmless, self.cwd, self.depth + 1, self.functions)
 
     # -- a whole line: simple commands joined by ; && || | & ( ) ---------------------------
 
@@ -92,8 +99,15 @@ class Ctx:
         words: list[Token] = []
         redirects: list[tuple[str, Token]] = []
         pending: str | None = None
+        pattern = False  # reading a `case` pattern, up to its `)`: words that never run
+        cases = 0
         for i, tok in enumerate(tokens):
-            if tok.kind == "sub":
+            if pattern:
+                if tok.kind == "word" and tok.text == "esac":
+                    pattern, cases = False, cases - 1
+                elif tok.kind == "op" and tok.text == ")":
+                    pattern = False
+            elif tok.kind == "sub":
                 reason = next(filter(None, map(ctx.line, tok.subs)), None)
                 if reason:
                     return reason
@@ -103,18 +117,23 @@ class Ctx:
                     pending = None
                 else:
                     words.append(tok)
+                if [w.text for w in words[::2]] == ["case", "in"]:  # case WORD in
+                    words, pattern, cases = [], True, cases + 1
             elif pending is not None:
                 raise ShellSyntaxError(f"nothing after {pending}")
             elif tok.text in _REDIRECTS:
                 pending = tok.text
             elif tok.text == "(" and len(words) == 1 and tokens[i + 1 : i + 2] == [_CLOSE]:
-                words = []  # `name()` defines a function: the name is not run
+                ctx.functions.add(words[0].text)  # `name()` defines a function
+                words = []
             else:
                 reason = ctx.simple(words, redirects)
                 if reason:
                     return reason
                 words, redirects = [], []
-                if tok.text == "(":
+                if tok.text in (";;", ";&", ";;&") and cases:
+                    pattern = True
+                elif tok.text == "(":
                     saved_cwds.append(ctx.cwd)
                 elif tok.text == ")" and saved_cwds:
                     ctx = ctx.at(saved_cwds.pop())
@@ -136,6 +155,8 @@ class Ctx:
         reason = self.argv(argv)
         if reason is None:
             self.cwd = _after_cd(argv, self.cwd)
+            if argv[:1] == ["function"] and len(argv) > 1:
+                self.functions.add(argv[1])
         return reason
 
     def redirect(self, op: str, target: str) -> str | None:
@@ -155,6 +176,8 @@ class Ctx:
             return None
         if UNKNOWN in argv[0]:
             return f"{show(argv[0])} names its command at run time"
+        if argv[0] in self.functions:
+            return None
         typed = [show(w) for w in argv]
         forms = [typed, [os.path.basename(typed[0]), *typed[1:]]]
         for pattern in self.risky:

@@ -70,7 +70,6 @@ _IF_WORD = {
         "git bisect checks out other commits",
     ),
     "worktree": ("remove", "git worktree remove deletes a worktree"),
-    "submodule": ("update deinit foreach", "git submodule changes submodule checkouts"),
     "sparse-checkout": (
         "set add reapply disable init",
         "git sparse-checkout changes which files are present",
@@ -180,7 +179,18 @@ def _mv(args: list[str], ctx: Ctx) -> str | None:
     return "git mv -f overwrites files" if found.keys() & {"-f", "--force"} else None
 
 
+def _submodule(args: list[str], ctx: Ctx) -> str | None:
+    """Submodules are left out of checkpoints: only what `foreach` runs here counts."""
+    if "foreach" not in args:
+        return None
+    command = args[args.index("foreach") + 1 :]
+    while command and command[0].startswith("-"):  # --recursive, -q
+        command = command[1:]
+    return ctx.line(" ".join(command))
+
+
 _SPECIAL: dict[str, Callable[[list[str], Ctx], str | None]] = {
+    "submodule": _submodule,
     "reset": _reset,
     "checkout": _checkout,
     "restore": _restore,

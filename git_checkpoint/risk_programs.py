@@ -6,6 +6,7 @@ commands in `risk_wrappers`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from typing import TYPE_CHECKING
@@ -155,7 +156,12 @@ def _download(name: str, args: list[str], ctx: Ctx) -> str | None:
 
 
 def _copy_or_move(name: str, args: list[str], ctx: Ctx) -> str | None:
-    found, operands = options(args, _set("-t --target-directory -S --suffix"))
+    with_value = "-t --target-directory -S --suffix"
+    if name == "install":
+        with_value += " -m --mode -o --owner -g --group"
+    found, operands = options(args, _set(with_value))
+    if name == "install" and found.keys() & {"-d", "--directory"}:
+        return None
     if found.keys() & _set("-n --no-clobber -b --backup --update"):
         return None
     target = found.get("-t") or found.get("--target-directory")
@@ -175,6 +181,25 @@ def _copy_or_move(name: str, args: list[str], ctx: Ctx) -> str | None:
         inside = os.path.join(target, os.path.basename(source.rstrip("/")))
         if ctx.exists(inside) is not False:
             return f"{name} may overwrite files in {show(target)}"
+    return None
+
+
+def _tar(name: str, args: list[str], ctx: Ctx) -> str | None:
+    letters = args[0] if args and not args[0].startswith("-") else ""  # tar xzf a.tgz
+    with_value = "-f --file -C --directory -T --files-from -X --exclude-from --exclude -b -H"
+    found, _ = options(args[1:] if letters else args, _set(with_value))
+    if "x" not in letters and not found.keys() & {"-x", "--extract", "--get", "--delete"}:
+        return None
+    folder = found.get("-C") or found.get("--directory")
+    if folder and os.path.isabs(folder) and not _inside(folder, ctx):
+        return None  # extracts somewhere else
+    return "tar -x extracts over files"
+
+
+def _openssl(name: str, args: list[str], ctx: Ctx) -> str | None:
+    for flag, path in itertools.pairwise(args):
+        if flag in ("-out", "-keyout") and ctx.clobbers(path) is not False:
+            return f"openssl {flag} overwrites {show(path)}"
     return None
 
 
@@ -263,6 +288,9 @@ RULES: dict[str, Rule] = {
     "mv": _copy_or_move,
     "rsync": _rsync,
     "scp": _scp,
+    "install": _copy_or_move,
+    "tar": _tar,
+    "openssl": _openssl,
     "sqlite3": _sqlite,
     "ruff": _ruff,
     "make": _make,

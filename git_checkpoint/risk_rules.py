@@ -92,7 +92,7 @@ HARMLESS = _set(
     alias unalias export set unset shopt setopt unsetopt read mapfile readarray cd pushd popd
     dirs exit return shift wait kill pkill killall ulimit umask local declare typeset readonly
     let getopts clear tput stty man info help apropos whatis ping dig nslookup host ssh nc
-    netstat ss ip ifconfig jq xq tomlq mkdir touch mktemp chmod chown chgrp rmdir split
+    ssh-keygen netstat ss ip ifconfig jq xq tomlq mkdir touch mktemp chmod chown chgrp rmdir split
     csplit zcat zless zgrep bzcat xzcat lz4cat zstdcat mypy pyright pylint flake8 pyflakes
     pycodestyle pydocstyle bandit vulture radon pyre pytype tox nox tsc vue-tsc shellcheck
     hadolint yamllint markdownlint actionlint tokei cloc scc kubectl helm aws gcloud az
@@ -162,8 +162,8 @@ pnpm | '' add create dedupe i import init install link ln patch-commit prune rem
     | dlx exec | script | deps
 bun | '' a add create i init install link pm remove rm unlink update upgrade | --version -v
     | x | script | deps
-cargo | add clean fix generate-lockfile init install new r remove rm run uninstall update vendor
-    | --version -V audit b bench build c check clippy d deny doc expand fetch fmt help
+cargo | add clean fix generate-lockfile init new r remove rm run uninstall update vendor
+    | --version -V audit b bench build c check clippy d deny doc expand fetch fmt help install
     locate-project login metadata miri nextest owner package pkgid publish search t test tree
     verify-project version yank | | risky | {0} {1} changes files or dependencies
 go | clean fix fmt generate get run
@@ -303,6 +303,8 @@ def tool(name: str, args: list[str], ctx: Ctx) -> str | None:
 
     if other == "harmless":
         return None
+    if (name, sub) == ("yarn", "workspace") and rest:  # yarn workspace web test
+        return tool(name, rest[1:], ctx)
     if other == "script":  # npm run build, yarn lint: judged by the script's name
         script = sub
         if sub in ("run", "run-script"):
@@ -382,8 +384,6 @@ sort | if | --output -o | overwrites a file
 patch | unless | --dry-run | changes files
 unzip | unless | -Z -l -n -p -t -v | overwrites files
 ln | if | --force -f | replaces files
-install | unless | --directory -d | copies over files
-tar | if | --delete --extract --get -x | extracts over files
 gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd lz4 brotli
     | unless | --help --keep --list --stdout --test --version -V -c -h -k -l -t | replaces files
 """

@@ -9,7 +9,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from .risk_rules import Rule, options, run_wrapped, show
+from .risk_rules import Rule, options, run_wrapped, show, tool
 from .shellwords import UNKNOWN
 
 if TYPE_CHECKING:
@@ -216,7 +216,30 @@ def _interpreter(name: str, args: list[str], ctx: Ctx) -> str | None:
     return f"{name} {show(operands[0])} runs a script"
 
 
+def _docker(name: str, args: list[str], ctx: Ctx) -> str | None:
+    _, operands = options(args, _set("-H --host --context -c --config -l --log-level"), stop=True)
+    if operands[:1] == ["compose"]:
+        return _compose(name, operands[1:], ctx)
+    return tool(name, args, ctx)
+
+
+def _compose(name: str, args: list[str], ctx: Ctx) -> str | None:
+    """`docker compose run|exec SERVICE CMD`: dev containers mount the work tree."""
+    with_value = "-f --file -p --project-name --profile --env-file --project-directory"
+    _, operands = options(args, _set(with_value), stop=True)
+    if operands[:1] not in (["run"], ["exec"]):
+        return None
+    with_value = "-e --env -w --workdir -u --user --name --entrypoint -v --volume -p --publish "
+    with_value += "-l --label --env-file --index"
+    _, rest = options(operands[1:], _set(with_value), stop=True)
+    return ctx.argv(rest[1:]) if len(rest) > 1 else None
+
+
 RULES: dict[str, Rule] = {
+    "docker": _docker,
+    "podman": _docker,
+    "docker-compose": _compose,
+    "podman-compose": _compose,
     "env": _env,
     "xargs": _xargs,
     "parallel": _parallel,

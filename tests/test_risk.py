@@ -501,6 +501,162 @@ H | aws s3 ls
 H | gcloud config list
 R | gzip -d data.csv.gz
 H | gzip -dc data.csv.gz | head
+R | git checkout HEAD~1 src/app.py
+H | git checkout v1.2.0
+H | git checkout origin/main -b local-copy
+R | git reset --hard && git clean -fd
+H | git diff --name-only | xargs -I{} echo {}
+R | git diff --name-only | xargs sed -i 's/a/b/'
+R | git ls-files -z | xargs -0 rm
+H | git ls-files | xargs wc -l
+R | git stash push --include-untracked -m "temp"
+H | git stash show stash@{1} --stat
+R | git rebase --onto main feature~3 feature
+R | git merge --squash feature
+R | git cherry-pick --abort
+H | git cherry-pick --continue
+R | git am --abort
+R | git restore --staged --worktree .
+H | git restore -S src/app.py
+R | git clean -X -f
+H | git clean --dry-run -d
+R | git checkout --ours -- conflicted.py
+H | git submodule update --init --recursive
+H | git worktree add ../wt feature
+R | git worktree remove ../wt --force
+H | git bisect log
+R | git bisect start HEAD v1.0
+H | git notes add -m "reviewed"
+H | git config --global core.editor vim
+H | GIT_PAGER=cat git log -3
+H | git -c color.ui=never diff
+R | git --work-tree=. checkout -- .
+R | cd .. && rm -rf project/build
+H | cd ../other && git status
+R | rm -- -weird-file
+R | find . -name '*.bak' -print0 | xargs -0 rm -f
+H | find . -name '*.py' -print0 | xargs -0 grep -l "TODO"
+R | find build -mindepth 1 -delete
+H | find . -empty -type d
+H | echo "" > src/__init__.py
+R | > existing.txt
+H | > fresh.txt
+R | exec > existing.txt 2>&1
+H | exec 2>/dev/null
+R | python -c 'import pathlib; [p.unlink() for p in pathlib.Path(".").glob("*.pyc")]'
+R | python - <<'EOF'\nimport os\nos.remove("x")\nEOF
+H | python -c "import sys; sys.exit(0)"
+H | python -W ignore -m pytest
+R | python -m pip uninstall -y pkg
+H | python -m venv .venv2
+R | python -m black .
+H | python -m ruff check src
+R | python -m ruff format src
+H | python -m json.tool package.json
+H | node -e 'const fs=require("fs"); console.log(fs.readFileSync("package.json","utf8"))'
+R | node -e 'require("child_process").execSync("rm -rf dist")'
+H | node --test
+H | npx --yes cowsay hi
+H | npx -y @biomejs/biome check .
+R | npx @biomejs/biome check --write .
+H | npm exec -- tsc --noEmit
+H | pnpm exec vitest run
+H | pnpm --filter web test
+R | pnpm --filter web add react
+H | yarn workspace web test
+H | poetry run python -m pytest
+R | poetry update
+H | poetry show --tree
+H | uv run --with rich python -c "print(1)"
+R | uv lock --upgrade
+H | uv tree
+R | uv venv
+H | cargo build 2>&1 | head -50
+H | cargo test -- --nocapture
+H | cargo install ripgrep
+H | go test -run TestFoo ./pkg/...
+H | go env GOPATH
+R | go mod edit -replace foo=../foo
+H | go mod why golang.org/x/text
+R | bundle update rails
+H | bundle exec rails test
+R | bundle exec rails db:rollback
+H | rails routes | grep users
+R | rails db:seed
+H | rails console
+R | RAILS_ENV=test rails db:reset
+R | php artisan migrate:fresh --seed
+R | python manage.py flush --noinput
+H | python manage.py showmigrations
+R | python manage.py shell -c "from app.models import User; User.objects.all().delete()"
+R | prisma db push
+H | prisma validate
+R | drizzle-kit push
+R | sequelize db:migrate
+R | typeorm migration:run
+H | make -B all
+H | make -n clean
+R | make -k clean test
+H | make build test
+H | make -f Makefile.ci lint
+R | docker compose run --rm app python manage.py migrate
+H | docker exec -it app bash
+H | sudo -u postgres psql -c "\l"
+R | sudo -E pip install -e .
+H | nice -n 10 pytest
+R | nice -n 10 make clean
+H | timeout --signal=KILL 30s npm test
+R | timeout -k 5 30 rm -rf tmp/
+H | watch -n1 'ls -la'
+R | watch -n5 'rm -f *.tmp'
+H | ( cd src; ls )
+R | { rm -f a; rm -f b; }
+H | { echo a; echo b; } > brand_new.log
+R | { echo a; echo b; } > log.txt
+H | f() { echo hi; }; f
+H | while read -r line; do echo "$line"; done < data.csv
+R | while read -r f; do rm "$f"; done < files.txt
+H | case "$x" in a) echo a;; *) echo other;; esac
+H | [[ -f package.json ]] && npm test
+H | test -f existing.txt || echo missing
+R | test -f existing.txt && rm existing.txt
+H | echo "rm -rf /" | wc -c
+H | echo $((1+2))
+R | $EDITOR src/app.py
+H | "$PYTHON" -m pytest
+H | ./node_modules/.bin/jest
+R | ./node_modules/.bin/prettier --write .
+H | .venv/bin/python -m pytest
+H | .venv/bin/pytest -q
+R | .venv/bin/pip install httpx
+H | history | grep git
+H | ls -la | less
+H | man git-reset
+H | git help reset
+R | truncate --size 0 log.txt
+H | mkdir new_dir && cd new_dir && touch x
+H | cp -r src backup
+R | cp -rf src/* backup/
+H | ln -s ../shared/config.yaml config.local.yaml
+H | install -m 755 scripts/run.sh /usr/local/bin/run
+H | chmod -R u+w .
+H | tar -czvf archive.tar.gz --exclude=node_modules .
+H | tar -xvf archive.tar -C /tmp/extract
+H | unzip -l release.zip | head
+R | unzip release.zip -d .
+H | curl -sS localhost:8000/health | jq .
+R | curl -L https://example.com/a.json > package.json
+H | wget -qO- https://example.com | head
+H | ssh-keygen -l -f key.pub
+H | openssl rand -hex 16
+H | date +%s > /dev/null
+H | sleep 1; echo done
+R | case "$1" in clean) rm -rf build;; esac
+R | f() { rm -rf build; }; f
+H | case x in\n  a|b) echo hi ;;\n  *) git status ;;\nesac
+R | git submodule foreach git reset --hard
+H | docker compose exec app pytest
+R | docker compose run app rm -rf /app/x
 """
 
 CASES = [(line[4:].replace("\\n", "\n"), line[0] == "R") for line in TABLE.strip().splitlines()]
@@ -509,6 +665,10 @@ CASES = [(line[4:].replace("\\n", "\n"), line[0] == "R") for line in TABLE.strip
 KNOWN_MISSES = {
     # Code piped into an interpreter is unknown: the here-document could be anything.
     "cat <<'EOF' | python -\nprint(1)\nEOF",
+    # A program the tables do not know may change files: unsure, so risky.
+    "npx --yes cowsay hi",
+    # A command named by a variable is unknown until the shell runs.
+    '"$PYTHON" -m pytest',
 }
 
 FILES = [
