@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .shellwords import UNKNOWN
 
+TYPE_CHECKING = False  # importing typing costs 2 ms on every agent tool call
 if TYPE_CHECKING:
     from .risk import Ctx
 
