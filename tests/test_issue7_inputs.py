@@ -146,6 +146,7 @@ def test_yaml_alias_bomb_in_a_manifest_is_refused_fast(repo: Repo) -> None:
     listed = repo.cp_json("list", expect=0)["checkpoints"]
     assert "malformed" in listed[0]["message"]
     repo.cp("status")
+    repo.cp("review", "--format", "json")
     assert time.monotonic() - started < 15
 
 
@@ -162,6 +163,8 @@ def test_manifest_field_of_the_wrong_type_is_malformed_not_a_crash(repo: Repo, f
     repo.cp("status")
     repo.cp("resume")
     repo.cp("show", "cp_001")
+    for fmt in ("text", "markdown", "json"):
+        repo.cp("review", "--format", fmt)
 
 
 def test_second_run_loop_on_one_worktree_refuses_while_the_first_is_alive(
