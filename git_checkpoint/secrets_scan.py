@@ -166,24 +166,40 @@ def _fingerprint(values: set[str]) -> str:
 # --- what a checkpoint stores ------------------------------------------------------------
 
 
-def changed_files(
-    repo: Repo, old_tree: str | None, new_tree: str
-) -> list[tuple[str, str, str | None]]:
-    """(path, new blob, old blob or None) for regular files added or changed old -> new."""
-    from .gitio import EMPTY_TREE
+def _is_header(token: str) -> bool:
+    return len(token) >= 82 and token[40] == " " and token[81] == "\n"
 
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", old_tree or EMPTY_TREE, new_tree)
-    fields = out.decode("utf-8", "surrogateescape").split("\0")
-    rows: list[tuple[str, str, str | None]] = []
-    for i in range(0, len(fields) - 1, 2):
-        meta, path = fields[i].split(), fields[i + 1]
-        if len(meta) < 5 or meta[4] not in ("A", "M", "T"):
+
+def changed_files_many(
+    repo: Repo, pairs: list[tuple[str, str]]
+) -> list[list[tuple[str, str, str | None]]]:
+    """For each (old tree, new tree): (path, new blob, old blob or None) of the regular
+    files added or changed. One `diff-tree --stdin` for every pair.
+    """
+    results: list[list[tuple[str, str, str | None]]] = [[] for _ in pairs]
+    if not pairs:
+        return results
+    stdin = "".join(f"{old} {new}\n" for old, new in pairs).encode()
+    out = repo.git("diff-tree", "--stdin", "-r", "-z", "--no-renames", stdin=stdin)
+    tokens = out.decode("utf-8", "surrogateescape").split("\0")
+    current, i = -1, 0
+    while i < len(tokens):
+        token = tokens[i]
+        while _is_header(token):  # "<old> <new>\n" opens each pair's records
+            current += 1
+            token = token[82:]
+        if not token.startswith(":") or i + 1 >= len(tokens):
+            i += 1
             continue
-        old_mode, new_mode, old_blob, new_blob = meta[0].lstrip(":"), meta[1], meta[2], meta[3]
-        if new_mode not in ("100644", "100755"):
-            continue  # symlinks and submodules hold no secrets of their own
-        rows.append((path, new_blob, old_blob if old_mode in ("100644", "100755") else None))
-    return rows
+        meta, path = token[1:].split(), tokens[i + 1]
+        i += 2
+        if len(meta) < 5 or meta[4] not in ("A", "M", "T") or meta[1] not in REGULAR:
+            continue  # deletions, symlinks and submodules hold no secrets of their own
+        results[current].append((path, meta[3], meta[2] if meta[0] in REGULAR else None))
+    return results
+
+
+REGULAR = ("100644", "100755")
 
 
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
@@ -207,73 +223,80 @@ def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
 
 @dataclass(frozen=True)
 class TreeSet:
-    """The trees a checkpoint (or a snapshot) stores, and those it is compared against."""
+    """The trees a checkpoint (or a snapshot) stores, or those it is compared against."""
 
     worktree: str
     index: str
     overlay: str | None
 
 
-def scan_trees(
-    repo: Repo,
-    new: TreeSet,
-    old: TreeSet | None,
-    *,
-    allow: Iterable[str],
-    label: str | None = None,
-    cache: dict[tuple[str, str], list[tuple[int, str, str]]] | None = None,
+def scan_tree_sets(
+    repo: Repo, items: list[tuple[str | None, TreeSet, TreeSet]], allow: Iterable[str]
 ) -> list[Finding]:
-    """Secrets in what `new` stores and `old` (the base, or the previous checkpoint)
-    does not: changed tracked files, changed staged files, changed untracked files.
+    """Secrets in what each `new` stores and its `old` (the base, or the previous
+    checkpoint) does not: changed tracked, staged and untracked files. Items are
+    (label, new, old); each blob is read and scanned once, with three git processes
+    in all however many items there are.
     """
-    cache = {} if cache is None else cache
-    jobs: list[tuple[str, str, str | None, str]] = []
-    pairs = [
-        ("tracked", old.worktree if old else None, new.worktree),
-        ("index", old.index if old else None, new.index),
-    ]
-    if new.overlay:
-        pairs.append(("untracked", old.overlay if old else None, new.overlay))
-    seen: set[tuple[str, str]] = set()
-    for where, before, after in pairs:
-        for path, blob, old_blob in changed_files(repo, before, after):
-            if (path, blob) not in seen:
-                seen.add((path, blob))
-                jobs.append((path, blob, old_blob, where))
-    todo = [j for j in jobs if (j[0], j[1]) not in cache]
-    blobs = read_blobs(repo, [b for _, b, _, _ in todo] + [o for _, _, o, _ in todo if o])
-    for path, blob, old_blob, _ in todo:
-        skip: frozenset[str] = frozenset()
-        if old_blob and old_blob in blobs:
-            skip = frozenset(blobs[old_blob].decode("utf-8", "replace").split("\n"))
-        cache[(path, blob)] = scan_text(path, blobs.get(blob, b""), skip)
+    from .gitio import EMPTY_TREE
+
+    pairs: list[tuple[int, str, str, str]] = []  # item, where, old tree, new tree
+    for n, (_, new, old) in enumerate(items):
+        pairs.append((n, "tracked", old.worktree, new.worktree))
+        pairs.append((n, "index", old.index, new.index))
+        if new.overlay:
+            pairs.append((n, "untracked", old.overlay or EMPTY_TREE, new.overlay))
+    changed = changed_files_many(repo, [(old, new) for _, _, old, new in pairs])
+    jobs: list[tuple[int, str, str, str | None, str]] = []  # item, path, blob, old, where
+    seen: set[tuple[int, str, str]] = set()
+    for (n, where, _, _), rows in zip(pairs, changed, strict=True):
+        for path, blob, old_blob in rows:
+            if (n, path, blob) not in seen:
+                seen.add((n, path, blob))
+                jobs.append((n, path, blob, old_blob, where))
+    blobs = read_blobs(repo, [j[2] for j in jobs] + [j[3] for j in jobs if j[3]])
+    results: dict[tuple[str, str, str | None], list[tuple[int, str, str]]] = {}
     allow = tuple(allow)
     findings = []
-    for path, blob, _, where in jobs:
-        for line, kind, fp in cache[(path, blob)]:
-            finding = Finding(path, line, kind, fp, where, label)
+    for n, path, blob, old_blob, where in jobs:
+        key = (path, blob, old_blob)
+        if key not in results:
+            skip: frozenset[str] = frozenset()
+            if old_blob and old_blob in blobs:
+                skip = frozenset(blobs[old_blob].decode("utf-8", "replace").split("\n"))
+            results[key] = scan_text(path, blobs.get(blob, b""), skip)
+        for line, kind, fp in results[key]:
+            finding = Finding(path, line, kind, fp, where, items[n][0])
             if not allowed(finding, allow):
                 findings.append(finding)
     return findings
 
 
-def scan_checkpoint(
-    repo: Repo,
-    cp: Checkpoint,
-    allow: Iterable[str],
-    cache: dict[tuple[str, str], list[tuple[int, str, str]]] | None = None,
-) -> list[Finding]:
-    """Secrets in what a checkpoint stores beyond its base commit."""
+def scan_checkpoints(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> list[Finding]:
+    """Secrets in what each checkpoint stores beyond its base commit."""
     from .gitio import EMPTY_TREE
 
-    index_tree, overlay_tree = trees_of(repo, cp)
-    base_tree = (
-        repo.git("rev-parse", f"{cp.base}^{{tree}}").decode().strip() if cp.base else EMPTY_TREE
-    )
-    new = TreeSet(cp.worktree_tree, index_tree, overlay_tree)
-    return scan_trees(
-        repo, new, TreeSet(base_tree, base_tree, None), allow=allow, label=cp.name, cache=cache
-    )
+    wanted = [c.index_commit for c in cps]
+    wanted += [c.overlay_commit for c in cps if c.overlay_commit]
+    wanted += [c.base for c in cps if c.base]
+    trees = dict(zip(wanted, _trees(repo, wanted), strict=True))
+    items: list[tuple[str | None, TreeSet, TreeSet]] = []
+    for cp in cps:
+        base = trees[cp.base] if cp.base else EMPTY_TREE
+        overlay = trees[cp.overlay_commit] if cp.overlay_commit else None
+        new = TreeSet(cp.worktree_tree, trees[cp.index_commit], overlay)
+        items.append((cp.name, new, TreeSet(base, base, None)))
+    return scan_tree_sets(repo, items, allow)
+
+
+def _trees(repo: Repo, commits: list[str]) -> list[str]:
+    if not commits:
+        return []
+    return repo.git("rev-parse", *(f"{c}^{{tree}}" for c in commits)).decode().split()
+
+
+def scan_checkpoint(repo: Repo, cp: Checkpoint, allow: Iterable[str]) -> list[Finding]:
+    return scan_checkpoints(repo, [cp], allow)
 
 
 def scan_snapshot(repo: Repo, snapshot: Snapshot, task: str, allow: Iterable[str]) -> list[Finding]:
@@ -289,11 +312,7 @@ def scan_snapshot(repo: Repo, snapshot: Snapshot, task: str, allow: Iterable[str
         index_tree, overlay_tree = trees_of(repo, done[-1])
         old = TreeSet(done[-1].worktree_tree, index_tree, overlay_tree)
     else:
-        base = (
-            repo.git("rev-parse", f"{snapshot.base}^{{tree}}").decode().strip()
-            if snapshot.base
-            else EMPTY_TREE
-        )
+        base = _trees(repo, [snapshot.base])[0] if snapshot.base else EMPTY_TREE
         old = TreeSet(base, base, None)
     new = TreeSet(snapshot.worktree_tree, snapshot.index_tree, snapshot.overlay_tree)
-    return scan_trees(repo, new, old, allow=allow)
+    return scan_tree_sets(repo, [(None, new, old)], allow)

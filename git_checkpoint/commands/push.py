@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..context import Context
 from ..errors import Refused, UsageError
-from ..secrets_scan import scan_checkpoint
+from ..secrets_scan import scan_checkpoints
 from ..sharing import check_remote, push
 from ..store import Checkpoint, history, load_checkpoints, resolve
 
@@ -85,12 +85,7 @@ def run(
     allowed: list[str] = []
 
     def check_secrets(new: list[Checkpoint]) -> list[str]:
-        cache: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
-        found = [
-            f.describe()
-            for cp in new
-            for f in scan_checkpoint(ctx.repo, cp, ctx.config.secrets_allow, cache)
-        ]
+        found = [f.describe() for f in scan_checkpoints(ctx.repo, new, ctx.config.secrets_allow)]
         if found and not allow_secrets and ctx.config.secrets_on_push == "block":
             more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
             raise Refused(
