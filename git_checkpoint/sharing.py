@@ -38,7 +38,9 @@ def check_remote(repo: Repo, remote: str) -> str:
 
 
 def remote_checkpoint_refs(repo: Repo, remote: str) -> dict[str, str]:
-    """ref -> commit for every `refs/checkpoints/*` and the notes ref on the remote."""
+    """ref -> commit for every `refs/checkpoints/*` and the notes ref on the remote (a
+    remote name, or the URL a push goes to).
+    """
     out = repo.git("ls-remote", remote, f"{REF_ROOT}*", NOTES_REF)
     refs: dict[str, str] = {}
     for line in out.decode("utf-8", "surrogateescape").splitlines():
@@ -119,7 +121,7 @@ def _note_blobs(repo: Repo, commits: Iterable[str]) -> dict[str, str]:
 
 
 def _notes_for_push(
-    repo: Repo, commits: list[str], remote: str, remote_notes: str | None
+    repo: Repo, commits: list[str], remote: str, url: str, remote_notes: str | None
 ) -> str | None:
     """A notes commit holding only the notes of `commits`, merged over the remote's
     notes (fetched into a temporary ref), so pushing it is a fast-forward there.
@@ -141,7 +143,7 @@ def _notes_for_push(
             "--no-tags",
             "--no-write-fetch-head",
             "--refmap=",
-            remote,
+            url,
             f"+{NOTES_REF}:{theirs}",
         )
         try:
@@ -175,10 +177,12 @@ def push(
         cp.ref: f"{REF_ROOT}{remote_task_name(cp, remote, prefix, as_name)}/{cp.id}"
         for cp in chosen
     }
+    # Ask where the push goes (pushurl, pushInsteadOf), not where fetches come from.
+    url = repo.git("remote", "get-url", "--push", remote).decode("utf-8", "replace").strip()
     warnings: list[str] = []
     for attempt in range(PUSH_ATTEMPTS):
         progress(f"asking {remote} which checkpoints it has")
-        there = remote_checkpoint_refs(repo, remote)
+        there = remote_checkpoint_refs(repo, url)
         taken = [
             (cp, dest[cp.ref]) for cp in chosen if there.get(dest[cp.ref], cp.commit) != cp.commit
         ]
@@ -196,7 +200,8 @@ def push(
         if attempt == 0 and new:
             progress(f"scanning {len(new)} checkpoint(s) for secrets")
             warnings = check_secrets(new)
-        notes_ref = _notes_for_push(repo, [c.commit for c in chosen], remote, there.get(NOTES_REF))
+        commits = [c.commit for c in chosen]
+        notes_ref = _notes_for_push(repo, commits, remote, url, there.get(NOTES_REF))
         argv = ["push", "--porcelain", "--no-follow-tags"]
         if len(new) + (notes_ref is not None) > 1:
             argv.append("--atomic")

@@ -224,3 +224,27 @@ def test_progress_goes_to_stderr_only_on_a_terminal(repo: Repo, tmp_path: Path) 
     os.close(master)
     assert proc.returncode == 0
     assert "pushing 1 checkpoint(s)" in seen and "pushing" not in proc.stdout.decode()
+
+
+def test_push_goes_where_git_push_goes(repo: Repo, tmp_path: Path) -> None:
+    """pushurl is honoured: the collision check and the notes merge ask the push URL."""
+    url = bare_repo(tmp_path / "server.git").as_uri()
+    publish(repo, url)
+    mirror = bare_repo(tmp_path / "stale-mirror.git")
+    repo.git("remote", "set-url", "origin", mirror.as_uri())
+    repo.git("remote", "set-url", "--push", "origin", url)
+    repo.write("x.txt", "1\n")
+    repo.cp("save")
+    repo.cp("verify")
+    repo.cp("push")
+    repo.write("x.txt", "2\n")
+    repo.cp("save")
+    repo.cp("verify")
+    repo.cp("push")  # the notes on the push URL are merged, not the mirror's (none)
+    server = Repo(tmp_path / "server.git")
+    assert server.git("for-each-ref", "--format=%(refname)", "refs/checkpoints").split() == [
+        "refs/checkpoints/main/cp_001",
+        "refs/checkpoints/main/cp_002",
+    ]
+    assert len(server.git("notes", "--ref=checkpoints", "list").splitlines()) == 2
+    assert mirror.joinpath("refs/checkpoints").exists() is False
