@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import shutil
 import stat
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from .errors import GitFailed, Refused
 from .gitio import ZERO_OID, Repo, nul_list
-from .restore import SYMLINK, Entry, Plan, TreeView, Write
+from .restore import SYMLINK, Entry, Plan, TreeView, Write, blob_id, disk_holds
 from .snapshot import MARK_OPTIONS
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
@@ -35,6 +34,7 @@ class Outcome:
 
     left: dict[str, str] = field(default_factory=dict)  # path -> why
     removed_residue: list[str] = field(default_factory=list)  # uncovered by new rules
+    kept: set[str] = field(default_factory=set)  # outside the target's managed set after all
     submodules: list[str] = field(default_factory=list)  # at another commit than the target
 
 
@@ -58,16 +58,14 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Path]:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def unstored(repo: Repo, now: TreeView, paths: Iterable[str]) -> dict[str, str]:
+def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dict[str, str]:
     """Paths whose bytes on disk are not what the safety snapshot `now` stored for them:
-    removing or replacing one of these would lose work. Missing paths lose nothing.
+    removing or replacing one of these would lose work. Missing paths lose nothing, nor
+    does a file that already holds what the plan writes there.
     """
     out: dict[str, str] = {}
     ask_git: dict[str, str] = {}
+    writing = {w.path: (w.mode, w.oid) for w in plan.writes}
     for path in paths:
         full = repo.root / path
         try:
@@ -78,7 +76,8 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str]) -> dict[str, str]:
         if stat.S_ISDIR(st.st_mode):
             continue  # folders are never removed here; writes check them themselves
         if stored is None:
-            out[path] = "not in the safety checkpoint"
+            if path not in writing or not disk_holds(repo, path, writing[path]):
+                out[path] = "not in the safety checkpoint"
         elif stat.S_ISLNK(st.st_mode):
             if stored[0] != SYMLINK or now.odb[stored[1]].read_raw() != os.fsencode(
                 os.readlink(full)
@@ -88,7 +87,7 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str]) -> dict[str, str]:
             out[path] = "changed during the restore"
         else:
             with open(full, "rb") as fh:
-                if _blob_id(fh.read()) != stored[1]:
+                if blob_id(fh.read()) != stored[1]:
                     ask_git[path] = stored[1]  # clean filters (autocrlf, LFS) may explain it
     plain = [p for p in ask_git if "\n" not in p]
     if plain:
@@ -214,11 +213,11 @@ def update_index(repo: Repo, plan: Plan, written: Iterable[Write]) -> None:
         if marked:
             repo.git("update-index", f"--{option}", "-z", "--stdin", stdin=nul_list(marked))
     wanted: dict[str, Entry | None] = dict(plan.index_entries)
-    marked = {p for p, _ in plan.marks}
+    flagged = {p for p, _ in plan.marks}
     fresh = [
         w.path
         for w in written
-        if wanted.get(w.path, ()) == (w.mode, w.oid) and w.path not in marked
+        if wanted.get(w.path, ()) == (w.mode, w.oid) and w.path not in flagged
     ]
     if fresh:
         # Only the stat cache: if git declines (a sparse entry), it re-hashes those later.

@@ -9,8 +9,11 @@ checkpoint -> remove and write (each only if its bytes are stored) -> index -> c
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 from .config import CONFIG_NAME, Config, load_config
 from .errors import CheckpointError, GitFailed, Refused, UsageError
@@ -120,7 +123,45 @@ def restore_to(
     plan = plan_restore(repo, current, target)
     if dry_run:
         return _report(repo, target, None, plan, head_move, dry_run=True)
-    safety = _safety(repo, config, task, current, f"before {kind} of {target.name}")
+    with _staged(repo, plan, target) as stage:
+        safety = _safety(repo, config, task, current, f"before {kind} of {target.name}")
+        journal = _begin(repo, target, safety, head, head_move, task, kind)
+        outcome = _carry_out(repo, config, journal, plan, stage, target, current, pending)
+    return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+
+
+@contextlib.contextmanager
+def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Path]:
+    """Every file to write, checked out aside: a missing blob, a failing filter or a full
+    disk stops the restore here, before anything else is written.
+    """
+    try:
+        with staged(repo, plan.writes) as stage:
+            yield stage
+    except GitFailed as exc:
+        if exc.argv[:1] != ["checkout-index"] and exc.argv[:1] != ["update-index"]:
+            raise
+        raise GitFailed(
+            exc.argv,
+            exc.returncode,
+            f"restore of {target.name} stopped before changing anything: "
+            + (exc.stderr.strip().splitlines() or [""])[-1],
+        ) from None
+    except OSError as exc:
+        raise Refused(
+            f"restore of {target.name} stopped before changing anything: {exc.strerror}"
+        ) from None
+
+
+def _begin(
+    repo: Repo,
+    target: Checkpoint,
+    safety: Checkpoint,
+    head: str | None,
+    head_move: HeadMove | None,
+    task: str,
+    kind: str,
+) -> Journal:
     journal = Journal(
         target=target.commit,
         target_name=target.name,
@@ -135,8 +176,7 @@ def restore_to(
         kind=kind,
     )
     write_journal(repo, journal)
-    outcome = _carry_out(repo, config, journal, plan, target, current, pending)
-    return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+    return journal
 
 
 def _safety(repo: Repo, config: Config, task: str, current: Snapshot, message: str) -> Checkpoint:
@@ -165,14 +205,15 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
     current = capture_workspace(repo, config)
     plan = plan_restore(repo, current, target)
-    safety = _safety(
-        repo, config, journal.task or task, current, f"before continuing {journal.target_name}"
-    )
-    # The journal keeps its way back to before the whole restore; this run's safety
-    # checkpoint is what `undo` goes back to once it finishes.
-    journal = replace(journal, continued_from=(*journal.continued_from, safety.commit))
-    write_journal(repo, journal)
-    outcome = _carry_out(repo, config, journal, plan, target, current, None)
+    with _staged(repo, plan, target) as stage:
+        safety = _safety(
+            repo, config, journal.task or task, current, f"before continuing {journal.target_name}"
+        )
+        # The journal keeps its way back to before the whole restore; this run's safety
+        # checkpoint is what `undo` goes back to once it finishes.
+        journal = replace(journal, continued_from=(*journal.continued_from, safety.commit))
+        write_journal(repo, journal)
+        outcome = _carry_out(repo, config, journal, plan, stage, target, current, None)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
 
 
@@ -192,40 +233,40 @@ def _carry_out(
     config: Config,
     journal: Journal,
     plan: Plan,
+    stage: Path,
     target: Checkpoint,
     current: Snapshot,
     pending: Journal | None,
 ) -> Outcome:
     now = TreeView(repo.odb, current.worktree_tree, current.overlay_tree)
     outcome = Outcome()
-    with staged(repo, plan.writes) as stage:  # fails before the first write, or not at all
-        try:
-            if journal.move_head and journal.head_to:
-                head, _ = repo.head()
-                if head != journal.head_to:  # compare-and-swap from where we found HEAD
-                    repo.update_ref(
-                        "HEAD",
-                        journal.head_to,
-                        journal.head_from or ZERO_OID,
-                        f"checkpoint: restore {journal.target_name} (--move-head)",
-                    )
-            touched = [*(w.path for w in plan.writes), *plan.removes]
-            outcome.left.update(unstored(repo, now, touched))
-            removes = list(plan.removes)
-            residue: list[str] = []
-            rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
-            if rules:
-                remove_files(repo, [p for p in removes if p in rules], outcome)
-                move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
-                journal, residue, keep = _uncovered(repo, config, journal, target, now, pending)
-                removes = [p for p in removes if p not in keep and p not in rules]
-            remove_files(repo, removes, outcome)
-            move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
-            outcome.removed_residue = remove_files(repo, residue, outcome)
-            update_index(repo, plan, [w for w in plan.writes if w.path not in outcome.left])
-        except (OSError, CheckpointError) as exc:
-            raise _failed(repo, config, journal, exc) from None
-    missing = leftovers(repo, plan, outcome.left)
+    try:
+        if journal.move_head and journal.head_to:
+            head, _ = repo.head()
+            if head != journal.head_to:  # compare-and-swap from where we found HEAD
+                repo.update_ref(
+                    "HEAD",
+                    journal.head_to,
+                    journal.head_from or ZERO_OID,
+                    f"checkpoint: restore {journal.target_name} (--move-head)",
+                )
+        touched = [*(w.path for w in plan.writes), *plan.removes]
+        outcome.left.update(unstored(repo, now, touched, plan))
+        removes = list(plan.removes)
+        residue: list[str] = []
+        rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
+        if rules:
+            remove_files(repo, [p for p in removes if p in rules], outcome)
+            move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
+            journal, residue, outcome.kept = _uncovered(repo, config, journal, target, now, pending)
+            removes = [p for p in removes if p not in outcome.kept and p not in rules]
+        remove_files(repo, removes, outcome)
+        move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
+        outcome.removed_residue = remove_files(repo, residue, outcome)
+        update_index(repo, plan, [w for w in plan.writes if w.path not in outcome.left])
+    except (OSError, CheckpointError) as exc:
+        raise _failed(repo, config, journal, exc) from None
+    missing = leftovers(repo, plan, {*outcome.left, *outcome.kept})
     if outcome.left or missing:
         shown = [f"{p} ({why})" for p, why in outcome.left.items()] + missing
         raise Refused(
@@ -365,7 +406,7 @@ def _report(
         safety_checkpoint=safety,
         dry_run=dry_run,
         brought_back=[w.path for w in plan.writes],
-        removed=list(plan.removes) + residue,
+        removed=[p for p in plan.removes if not outcome or p not in outcome.kept] + residue,
         head=head_move,
         workspace_status="not checked" if dry_run else "matches",
         submodules=outcome.submodules if outcome else [],

@@ -9,11 +9,11 @@ fetched, hostile tree. A journal in the git dir lets an interrupted restore be f
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import CONFIG_NAME
@@ -239,7 +239,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
             gitlinks.append((path, after))
         else:
             writes.append(Write(path, after[0], after[1]))
-    _check_writes(repo.root, writes, removes, now, then)
+    _check_writes(repo, writes, removes, now, then)
     wanted_index = TreeView(repo.odb, target_index, None)
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
     # `git add -N` entries are in no index tree: carry them by name (manifest) instead.
@@ -273,9 +273,12 @@ def _intent_to_add_of(target: Checkpoint, then: TreeView, index: TreeView) -> li
 
 
 def _check_writes(
-    root: Path, writes: list[Write], removes: list[str], now: TreeView, then: TreeView
+    repo: Repo, writes: list[Write], removes: list[str], now: TreeView, then: TreeView
 ) -> None:
-    """Refuse writes through symlinks, over unmanaged files, or outside the work tree."""
+    """Refuse writes through symlinks, over unmanaged files (unless they already hold
+    the same bytes), or outside the work tree.
+    """
+    root = repo.root
     removing = set(removes)
     folders: dict[str, str] = {}  # every folder a write passes through -> one such write
     for write in writes:
@@ -320,11 +323,39 @@ def _check_writes(
                     f"restore would replace the {what} {write.path!r}, which holds files "
                     f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
                 )
-        elif os.path.lexists(full) and now.get(write.path) is None:
+        elif (
+            os.path.lexists(full)
+            and now.get(write.path) is None
+            and not disk_holds(repo, write.path, (write.mode, write.oid))
+        ):
             raise Refused(
                 f"restore would overwrite {write.path!r}, which is outside the managed set "
                 "(ignored or excluded); move it away or add it to untracked.include"
             )
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
+    """Whether the file at `path` holds exactly `entry` (through clean filters)."""
+    full = repo.root / path
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        return entry[0] == SYMLINK and repo.odb[entry[1]].read_raw() == os.fsencode(
+            os.readlink(full)
+        )
+    if not stat.S_ISREG(st.st_mode) or entry[0] == SYMLINK:
+        return False
+    with open(full, "rb") as fh:
+        if blob_id(fh.read()) == entry[1]:
+            return True
+    oid = repo.git("hash-object", "--path", path, "--", path).decode().strip()
+    return oid == entry[1]
 
 
 def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:

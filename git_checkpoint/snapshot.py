@@ -13,13 +13,13 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
-from .gitio import Repo, nul_list
+from .gitio import Repo, git_refuses_path, nul_list
 from .scan import Scan, exclude_matcher, include_argv, scan, stage
 
 # Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
@@ -72,7 +72,7 @@ def list_overlay_candidates(repo: Repo, cfg: Config) -> list[str]:
 
 
 def overlay_candidates(
-    repo: Repo, cfg: Config, untracked: Iterable[str] | None
+    repo: Repo, cfg: Config, untracked: Iterable[str] | None, seen: list[str] | None = None
 ) -> tuple[list[str], list[str]]:
     """(the overlay candidates, the includes' own listing). `untracked`: a scan's list of
     untracked, non-ignored paths, so that only the excludes are left to apply."""
@@ -82,19 +82,22 @@ def overlay_candidates(
         paths = [p for p in untracked if not matcher(p)]
     else:
         paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
-    argv = include_argv(repo.root, excludes, cfg.include)
-    seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
+    if seen is None:  # else: the caller ran the same listing already
+        argv = include_argv(repo.root, excludes, cfg.include)
+        seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
     return sorted(set(paths + seen)), seen
 
 
 def split_overlay(paths: list[str], cfg: Config) -> tuple[list[str], list[str], list[str]]:
-    """(captured, secret-named left out, nested repositories left out)."""
+    """(captured, secret-named left out, left out because git does not store them:
+    nested repositories, and names git refuses such as `GIT~1` or `.git.`).
+    """
     captured: list[str] = []
     secrets: list[str] = []
     nested: list[str] = []
     for path in paths:
-        if path.endswith("/"):
-            nested.append(path)  # an untracked nested repository: never entered
+        if path.endswith("/") or git_refuses_path(path):
+            nested.append(path)  # a nested repository is never entered
         elif looks_secret(path, cfg.secrets_allow):
             secrets.append(path)
         else:
@@ -252,8 +255,46 @@ def capture_workspace(
             kept = quickstate.keep_path(repo)
             os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
 
-    untracked = scanned.untracked if scanned is not None else None
-    candidates, include_seen = overlay_candidates(repo, cfg, untracked)
+    return finish_snapshot(
+        repo,
+        cfg,
+        Snapshot(
+            base=base,
+            branch=branch,
+            worktree_tree=worktree_tree,
+            index_tree=index_tree,
+            overlay_tree=None,  # finish_snapshot adds the overlay
+            overlay_files=(),
+            overlay_bytes=0,
+            secrets_left_out=(),
+            nested_repos_left_out=(),
+            flagged=tuple(flagged.items()),
+            intent_to_add=tuple(intent_to_add),
+        ),
+        untracked=scanned.untracked if scanned is not None else None,
+        deleted=scanned.deleted if scanned is not None else (),
+        before=before,
+        kept=kept,
+    )
+
+
+def finish_snapshot(
+    repo: Repo,
+    cfg: Config,
+    tracked: Snapshot,
+    *,
+    untracked: tuple[str, ...] | None,
+    deleted: tuple[str, ...],
+    before: quickstate.Before | None,
+    kept: Path | None,
+    include_seen: list[str] | None = None,
+    prior_overlay: tuple[dict[str, list[int] | None], str | None, int] | None = None,
+) -> Snapshot:
+    """Add the overlay to a snapshot of the tracked files. `untracked`: a scan's list
+    (else ls-files scans); `kept`: the temporary index to hand to quickstate;
+    `prior_overlay`: the last save's overlay (stat data, tree, bytes), reused when the
+    same files are there with the same stat data."""
+    candidates, include_seen = overlay_candidates(repo, cfg, untracked, include_seen)
     files, secrets, nested = split_overlay(candidates, cfg)
     if secrets and cfg.secrets_on_save == "block":
         quickstate.discard_path(kept)
@@ -261,42 +302,46 @@ def capture_workspace(
             f"secret-looking untracked files: {', '.join(secrets[:5])}; "
             "move them, or list them under secrets.allow"
         )
-    try:
-        overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
-    except Refused:
-        quickstate.discard_path(kept)
-        raise
+    stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
+    same = prior_overlay is not None and prior_overlay[0] == stats
+    if prior_overlay and same and before and quickstate.stats_trusted(stats, before.stamp_ns):
+        overlay_tree, overlay_bytes = prior_overlay[1], prior_overlay[2]
+    else:
+        try:
+            overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+        except Refused:
+            quickstate.discard_path(kept)
+            raise
+        overlay_tree = _overlay_tree(repo, files)
     seed = None
-    if kept is not None and before is not None and scanned is not None:
+    if kept is not None and before is not None and untracked is not None:
         seed = quickstate.Seed(
             before=before,
             index_path=kept,
-            untracked=scanned.untracked,
-            deleted=scanned.deleted,
+            untracked=untracked,
+            deleted=deleted,
             include_others=tuple(include_seen),
             includes=tuple(cfg.include),
             exclude_args=tuple(_exclude_args(cfg)),
-            overlay=quickstate.overlay_stats(repo.root, files),  # before hashing them
+            overlay=stats,
             config=repo.config_pairs(),
+            intent_to_add=tracked.intent_to_add,
+            overlay_bytes=overlay_bytes,
         )
-    overlay_tree: str | None = None
-    if files:
-        with repo.temp_index() as overlay_env:
-            repo.git(
-                "update-index", "--add", "-z", "--stdin", stdin=nul_list(files), env=overlay_env
-            )
-            overlay_tree = repo.git("write-tree", env=overlay_env).decode().strip()
-    return Snapshot(
-        base=base,
-        branch=branch,
-        worktree_tree=worktree_tree,
-        index_tree=index_tree,
+    return replace(
+        tracked,
         overlay_tree=overlay_tree,
         overlay_files=tuple(files),
         overlay_bytes=overlay_bytes,
         secrets_left_out=tuple(secrets),
         nested_repos_left_out=tuple(nested),
-        flagged=tuple(flagged.items()),
-        intent_to_add=tuple(intent_to_add),
         seed=seed,
     )
+
+
+def _overlay_tree(repo: Repo, files: list[str]) -> str | None:
+    if not files:
+        return None
+    with repo.temp_index() as env:
+        repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(files), env=env)
+        return repo.git("write-tree", env=env).decode().strip()

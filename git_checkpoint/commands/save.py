@@ -50,7 +50,8 @@ class SaveResult:
             )
             out.append(f"left out secret-looking files: {shown}{more}")
         if self.nested_repos_left_out:
-            out.append(f"left out nested repositories: {', '.join(self.nested_repos_left_out[:5])}")
+            shown = ", ".join(self.nested_repos_left_out[:5])
+            out.append(f"left out (nested repositories and names git cannot store): {shown}")
         if self.prune_problem:
             out.append(self.prune_problem)
         out += [f"possible secret saved: {f}" for f in self.secret_findings[:5]]
