@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -205,6 +203,9 @@ class Repo:
         """A scratch index in the git dir (a copy of `seed`, mtime kept, or empty); yields
         the environment that points git at it. The user's index is never written.
         """
+        import shutil  # here, not at the top: the hook path never needs them
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=self.git_dir) as tmp:
             index = Path(tmp) / "index"
             if seed is not None and seed.exists():

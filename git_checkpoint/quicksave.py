@@ -12,6 +12,7 @@ deduplicates against the latest checkpoint by content.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,26 @@ def auto_save(cwd: str, message: str) -> str | None:
     Returns the new checkpoint's name, or None when nothing changed since the task's
     latest checkpoint. Raises CheckpointError on problems.
     """
-    if quick_unchanged(cwd):
+    found = check(cwd)
+    if found is not None and found.unchanged:
         return None
-    return full_save(cwd, message)
+    return full_save(cwd, message, found)
 
 
-def full_save(cwd: str, message: str) -> str | None:
+@dataclass(frozen=True)
+class Found:
+    """The quick check's answer: unchanged, or what changed since the last save (a scan
+    against its kept index, which the save can build on instead of scanning again)."""
+
+    unchanged: bool
+    repo: Repo
+    saved: dict[str, Any]
+    before: quickstate.Before
+    scan: Scan
+    include_seen: list[str]
+
+
+def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
     from . import state
     from .context import load_context
     from .store import save_checkpoint
@@ -52,7 +67,14 @@ def full_save(cwd: str, message: str) -> str | None:
     repo = ctx.repo
     task = ctx.task()
     with state.locked(repo, ctx.config.lock_timeout):
-        outcome = save_checkpoint(repo, ctx.config, task, message=message, auto=True, dedupe=True)
+        snapshot = None
+        if found is not None and found.saved["task"] == task:
+            from .quickbuild import build_on
+
+            snapshot = build_on(repo, ctx.config, found)
+        outcome = save_checkpoint(
+            repo, ctx.config, task, message=message, auto=True, dedupe=True, snapshot=snapshot
+        )
         if not outcome.created:
             return None
         cp = outcome.checkpoint
@@ -97,38 +119,53 @@ def find_repo(cwd: str) -> Repo | None:
 
 def quick_unchanged(cwd: str) -> bool:
     """True only when the workspace certainly equals the task's latest checkpoint."""
+    found = check(cwd)
+    return found is not None and found.unchanged
+
+
+def check(cwd: str) -> Found | None:
+    """One read-only scan against the last save's index; None when that save's state does
+    not hold any more (HEAD, the index, the configuration or the task's refs moved)."""
     repo = find_repo(cwd)
     if repo is None:
-        return False
+        return None
     saved = quickstate.load(repo)
-    if saved is None or not _same_before_scan(repo, saved):
-        return False
+    if saved is None:
+        return None
+    before = quickstate.before_scan(repo, recording=False)
+    if not _same_before_scan(repo, saved, before):
+        return None
     index = quickstate.folder(repo) / str(saved["saved_index"])
     if quickstate.index_tail(index) != saved["saved_index_tail"]:
-        return False
+        return None
     status = start_scan(repo, index, read_only=True)
     config = spawn_git(CONFIG_ARGV, repo.root)
     others = _start_include_listing(repo, saved)
     scan: Scan = finish_scan(status)
     config_out = config.communicate()[0]
-    if others is not None:
-        listed = finish(others[0], others[1])
-        if _nul_split(listed) != saved["include_others"]:
-            return False
-    elif saved["include_others"]:
-        return False
+    seen = _nul_split(finish(others[0], others[1])) if others is not None else []
     if config.returncode not in (0, 1) or _pairs(config_out) != [tuple(p) for p in saved["config"]]:
-        return False
-    return not scan.changed and not scan.unmerged and list(scan.untracked) == saved["untracked"]
+        return None
+    if scan.unmerged or set(scan.untracked) & set(saved["deleted"]):
+        return None  # a path the real index tracks is back: the kept index cannot tell
+    overlay = saved["overlay"]
+    current = quickstate.overlay_stats(repo.root, overlay)
+    unchanged = (
+        not scan.changed
+        and list(scan.untracked) == saved["untracked"]
+        and seen == saved["include_others"]
+        and current == overlay
+        and quickstate.stats_trusted(current, int(saved["stamp_ns"]))
+    )
+    return Found(unchanged, repo, saved, before, scan, seen)
 
 
-def _same_before_scan(repo: Repo, saved: dict[str, Any]) -> bool:
+def _same_before_scan(repo: Repo, saved: dict[str, Any], now: quickstate.Before) -> bool:
     paths = [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)]
     if saved.get("paths") != paths:
         return False
     if saved.get("env_task") != os.environ.get("CHECKPOINT_TASK"):
         return False
-    now = quickstate.before_scan(repo, recording=False)
     if now.journal or now.head_text != saved["head_text"] or now.index != saved["index"]:
         return False
     if now.config_file != saved["config_file"]:
@@ -139,11 +176,7 @@ def _same_before_scan(repo: Repo, saved: dict[str, Any]) -> bool:
     if quickstate.refs_seen(repo, saved["task"]) != saved["refs"]:
         return False
     ref_name = str(saved["ref"]).rsplit("/", 1)[-1]
-    if saved["refs"]["loose"].get(ref_name) != saved["commit"]:
-        return False  # the latest is packed or moved: let the full save look
-    overlay = {k: v for k, v in saved["overlay"].items()}
-    current = quickstate.overlay_stats(repo.root, overlay)
-    return current == overlay and quickstate.stats_trusted(current, int(saved["stamp_ns"]))
+    return bool(saved["refs"]["loose"].get(ref_name) == saved["commit"])
 
 
 def _head_commit(repo: Repo, head_text: str) -> str | None:

@@ -11,7 +11,6 @@ that differs, or that cannot be read, means "ask the full save". Standard librar
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -46,7 +45,7 @@ def index_tail(index: Path) -> str | None:
 
 
 def file_digest(path: Path, recording: bool) -> str | None:
-    """A digest of a small file's bytes, its kind if it is no regular file, None if absent.
+    """A small file's bytes (as text), its kind if it is no regular file, None if absent.
     `recording`: "racy" if it changed after this process may have read it."""
     try:
         st = os.lstat(path)
@@ -56,7 +55,7 @@ def file_digest(path: Path, recording: bool) -> str | None:
         return f"mode {st.st_mode:o}"
     if recording and max(st.st_mtime_ns, st.st_ctime_ns) >= STARTED_NS - RACY_NS:
         return "racy"  # written around when we read it: no promise about which version
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return path.read_bytes().decode("latin-1")  # it is small: keep it whole
 
 
 def file_stat(path: Path) -> list[int] | None:
@@ -132,6 +131,8 @@ class Seed:
     exclude_args: tuple[str, ...]  # the configured excludes, as ls-files options
     overlay: dict[str, list[int] | None]  # stat data of the captured overlay files
     config: list[tuple[str, str]]  # the git config pairs the save used
+    intent_to_add: tuple[str, ...]  # `git add -N` entries of the real index
+    overlay_bytes: int
 
 
 def discard_path(path: Path | None) -> None:
@@ -173,7 +174,12 @@ def record(
         discard(seed)
         return
     index_name = f"index-{os.getpid()}-{time.time_ns()}"
-    os.replace(seed.index_path, where / index_name)  # a rename: the mtime stays
+    os.replace(seed.index_path, where / index_name)
+    # Racy git: git re-checks by content every entry whose mtime is not older than the
+    # index file. Dating the kept index back to before the scan that hashed or verified
+    # its entries keeps an edit made in the same second as that scan visible, even when
+    # the index was written a second later.
+    os.utime(where / index_name, ns=(before.stamp_ns, before.stamp_ns))
     data = {
         "version": VERSION,
         "paths": [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)],
@@ -194,6 +200,8 @@ def record(
         "includes": list(seed.includes),
         "exclude_args": list(seed.exclude_args),
         "overlay": seed.overlay,
+        "overlay_bytes": seed.overlay_bytes,
+        "intent_to_add": list(seed.intent_to_add),
         "stamp_ns": before.stamp_ns,
         "trees": trees,
     }

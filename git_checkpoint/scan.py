@@ -10,9 +10,7 @@ Standard library and gitio only: the hook path imports this before deciding to s
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -127,7 +125,7 @@ def include_argv(
 
 # Patterns git and fnmatch agree on when matched against one path component: no slash but
 # a trailing one, no negation, no escapes, no brackets, no `**`.
-_SIMPLE = re.compile(r"^[A-Za-z0-9._?*-]+/?$")
+_SIMPLE = r"^[A-Za-z0-9._?*-]+/?$"
 
 
 def exclude_matcher(patterns: Sequence[str], ignore_case: bool) -> Callable[[str], bool] | None:
@@ -137,7 +135,10 @@ def exclude_matcher(patterns: Sequence[str], ignore_case: bool) -> Callable[[str
     Command-line excludes come first in git's precedence, and a pattern without a slash
     matches a name at any depth; a directory that matches takes everything under it.
     """
-    if ignore_case or any(not _SIMPLE.match(p) or "**" in p for p in patterns):
+    import fnmatch  # here: the hook path never matches excludes
+    import re
+
+    if ignore_case or any(not re.match(_SIMPLE, p) or "**" in p for p in patterns):
         return None
     dir_only = [p[:-1] for p in patterns if p.endswith("/")]
     anything = [p for p in patterns if not p.endswith("/")]
