@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from git_checkpoint.risk import Verdict, classify
 
@@ -791,3 +793,22 @@ def test_config_accepts_both_pattern_lists(tmp_path: Path) -> None:
     assert cfg.harmless_commands == ("./t.sh",)
     with pytest.raises(UsageError, match=r"hooks\.harmless_commands"):
         parse_config_text("hooks: {harmless_commands: ls}\n", tmp_path / ".checkpoint.yaml")
+
+
+_PIECES = [
+    *("git ", "rm ", "sed -i ", "find . ", "-exec ", "xargs ", "bash -c ", "python -c ", "cd "),
+    *("npm ", "make ", "tar ", "curl -o ", "cp ", "mv ", "env ", "sudo ", "timeout 5 ", "dd "),
+    *("of=", "tee ", "uv tool run ", "npx -c ", "flock ", "watch ", "trap ", "eval ", "awk "),
+    *("-I{} ", "checkout ", "stash ", "reset --hard ", "perl -pi ", "case ", " in ", "esac "),
+    *("f() ", "{ ", "} ", "docker compose run ", "a ", "-- ", "-C ", "x.txt ", "$X ", "* "),
+    *(";", "&&", "||", "|", "&", "(", ")", "<", ">", ">>", "2>&1", "<<E\n", "\nE\n", ";;"),
+    *("$(", "`", "'", '"', "\\", "#", "\n", "((", "))", "=", "~", "{}", "'x'", '"y"'),
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_no_line_breaks_a_rule(pieces: list[str]) -> None:
+    """Whatever the line, a verdict: unreadable is risky, but no rule may crash."""
+    verdict = classify("".join(pieces), cwd="/nonexistent")
+    assert not verdict.reason.startswith("cannot judge"), verdict.reason
