@@ -519,7 +519,11 @@ def guard(command: tuple[str, ...]) -> int:
 
     from .commands import guard as cmd
 
-    plan = cmd.plan(list(command), os.getcwd())
+    try:
+        cwd = os.getcwd()
+    except OSError:  # a folder deleted under us: CMD may still run
+        cwd = os.environ.get("PWD", ".")
+    plan = cmd.plan(list(command), cwd)
     for line in plan.lines():
         say_err(f"git checkpoint: {line}")
     sys.stdout.flush()

@@ -205,3 +205,16 @@ def test_environment_is_untouched_for_the_command(repo: Repo) -> None:
     proc = guard(repo.path, "sh", "-c", 'rm x.txt; echo "[$GIT_CHECKPOINT_HOOK_ACTIVE]"')
     assert proc.stdout == "[]\n"
     assert os.environ.get("GIT_CHECKPOINT_HOOK_ACTIVE") is None
+
+
+def test_a_deleted_folder_never_stops_the_command(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.run(
+        ["bash", "-c", f"cd {gone} && rmdir {gone} && git checkpoint guard -- echo still here"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout == "still here\n", proc.stderr

@@ -48,7 +48,10 @@ def plan(command: list[str], cwd: str) -> GuardPlan:
     from ..hook_patterns import configured_patterns
     from ..risk import classify
 
-    risky_patterns, harmless_patterns = configured_patterns(cwd)
+    try:
+        risky_patterns, harmless_patterns = configured_patterns(cwd)
+    except Exception:  # unreadable patterns: the built-in rules still judge
+        risky_patterns, harmless_patterns = (), ()
     verdict = classify(
         line, risky_patterns=risky_patterns, harmless_patterns=harmless_patterns, cwd=cwd
     )
