@@ -39,10 +39,18 @@ def tokenize(line: str) -> list[Token]:
 def matching_paren(s: str, i: int) -> int:
     """Index of the `)` closing the group whose contents start at `s[i]`."""
     depth = 1
+    heredocs: list[tuple[str, bool]] = []  # a here-document's body is text: `it's (`
     while i < len(s):
         c = s[i]
         if c == "\\":
             i += 2
+            continue
+        if c == "\n" and heredocs:
+            i = skip_heredoc_bodies(s, i + 1, heredocs)
+            heredocs = []
+            continue
+        if s.startswith("<<", i) and not s.startswith("<<<", i):
+            i = _heredoc_delimiter(s, i + 2, heredocs)
             continue
         if c == "'":
             i = _closing(s, i + 1, "'")
@@ -58,6 +66,34 @@ def matching_paren(s: str, i: int) -> int:
                 return i
         i += 1
     raise ShellSyntaxError("unclosed (")
+
+
+def _heredoc_delimiter(s: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
+    """Note the delimiter of the `<<` whose word starts at `s[i]`; return the index after it."""
+    strip_tabs = s.startswith("-", i)
+    i += strip_tabs
+    while i < len(s) and s[i] in " \t":
+        i += 1
+    end = i
+    while end < len(s) and s[end] not in " \t\n;&|()<>":
+        end += 1
+    word = "".join(c for c in s[i:end] if c not in "'\"\\")
+    if word:
+        heredocs.append((word, strip_tabs))
+    return end
+
+
+def skip_heredoc_bodies(s: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
+    """The index after the bodies of `heredocs`, which start at `s[i]`."""
+    for delimiter, strip_tabs in heredocs:
+        while i < len(s):
+            end = s.find("\n", i)
+            end = len(s) if end < 0 else end
+            line = s[i:end]
+            i = min(end + 1, len(s))
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                break
+    return i
 
 
 def _closing(s: str, i: int, quote: str) -> int:
@@ -274,18 +310,11 @@ class _Lexer:
 
     def read_heredocs(self) -> None:
         """Skip here-document bodies (data, not commands) after the line that opened them."""
-        s = self.s
         for delimiter, quoted, strip_tabs in self.heredocs:
             body_start = self.i
-            while self.i < len(s):
-                end = s.find("\n", self.i)
-                end = len(s) if end < 0 else end
-                line = s[self.i : end]
-                self.i = min(end + 1, len(s))
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-            if not quoted:
-                self.tokens.append(Token("sub", "", _substitutions(s[body_start : self.i])))
+            self.i = skip_heredoc_bodies(self.s, self.i, [(delimiter, strip_tabs)])
+            if not quoted:  # its $(…) and `…` still run
+                self.tokens.append(Token("sub", "", _substitutions(self.s[body_start : self.i])))
         self.heredocs = []
 
 

@@ -659,6 +659,9 @@ H | case x in\n  a|b) echo hi ;;\n  *) git status ;;\nesac
 R | git submodule foreach git reset --hard
 H | docker compose exec app pytest
 R | docker compose run app rm -rf /app/x
+H | git add -A && git commit -m "$(cat <<'EOF'\nFix the parser's bug\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)"
+H | gh pr create --title "Fix" --body "$(cat <<'EOF'\n## Summary\n- it's fixed (really)\nEOF\n)"
+R | git commit -m "$(cat <<EOF\nmsg $(rm -rf x)\nEOF\n)"
 """
 
 CASES = [(line[4:].replace("\\n", "\n"), line[0] == "R") for line in TABLE.strip().splitlines()]
