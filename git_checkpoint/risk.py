@@ -203,14 +203,25 @@ class Ctx:
         return None if full is None else os.path.lexists(full)
 
     def clobbers(self, path: str) -> bool | None:
-        """Writing to `path` replaces an existing file (None: cannot tell)."""
+        """Writing to `path` replaces an existing file (None: cannot tell). A scratch file
+        (`> /tmp/test.log`) is no work to keep, unless the work itself is in /tmp."""
         if path in _HARMLESS_TARGETS or path.startswith("/dev/fd/"):
             return False
         full = self.path(path)
-        return None if full is None else os.path.lexists(full) and not os.path.isdir(full)
+        if full is None:
+            return None
+        if _scratch(full) and not _scratch(self.cwd or "/"):
+            return False
+        return os.path.lexists(full) and not os.path.isdir(full)
 
 
 _CLOSE = Token("op", ")")
+
+
+def _scratch(path: str) -> bool:
+    folders = ("/tmp", "/var/tmp", "/dev/shm", os.environ.get("TMPDIR", "/tmp").rstrip("/"))
+    path = os.path.normpath(path)
+    return any(path == f or path.startswith(f + "/") for f in folders if f)
 
 
 def _matches(pattern: str, forms: list[list[str]], *, anywhere: bool) -> bool:

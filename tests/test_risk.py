@@ -659,7 +659,7 @@ H | case x in\n  a|b) echo hi ;;\n  *) git status ;;\nesac
 R | git submodule foreach git reset --hard
 H | docker compose exec app pytest
 R | docker compose run app rm -rf /app/x
-H | git add -A && git commit -m "$(cat <<'EOF'\nFix the parser's bug\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)"
+H | git commit -qm "$(cat <<'EOF'\nFix the parser's bug\n\nCo-Authored-By: Claude\nEOF\n)"
 H | gh pr create --title "Fix" --body "$(cat <<'EOF'\n## Summary\n- it's fixed (really)\nEOF\n)"
 R | git commit -m "$(cat <<EOF\nmsg $(rm -rf x)\nEOF\n)"
 """
@@ -815,3 +815,15 @@ def test_no_line_breaks_a_rule(pieces: list[str]) -> None:
     """Whatever the line, a verdict: unreadable is risky, but no rule may crash."""
     verdict = classify("".join(pieces), cwd="/nonexistent")
     assert not verdict.reason.startswith("cannot judge"), verdict.reason
+
+
+def test_scratch_files_outside_the_work_are_not_work(tmp_path: Path) -> None:
+    scratch = tmp_path / "out.log"  # pytest's tmp_path is under /tmp (or TMPDIR)
+    scratch.write_text("old log\n")
+    project = "/nonexistent/project"  # work that is not in a temp folder
+    assert not classify(f"pytest > {scratch} 2>&1", cwd=project).risky
+    assert not classify(f"pytest 2>&1 | tee {scratch}", cwd=project).risky
+    assert classify("date > /etc/hostname", cwd=project).risky
+    # Work that lives in /tmp is still protected there.
+    assert classify(f"pytest > {scratch.name}", cwd=str(tmp_path)).risky
+    assert classify(f"pytest > {scratch}", cwd=str(tmp_path)).risky
