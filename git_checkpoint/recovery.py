@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -124,9 +124,15 @@ def restore_to(
     if dry_run:
         return _report(repo, target, None, plan, head_move, dry_run=True)
     with _staged(repo, plan, target) as stage:
-        safety = _safety(repo, config, task, current, f"before {kind} of {target.name}")
-        journal = _begin(repo, target, safety, head, head_move, task, kind)
-        outcome = _carry_out(repo, config, journal, plan, stage, target, current, pending)
+        started = _begin(repo, target, head, head_move, task, kind)
+
+        def record(commit: str, name: str) -> None:
+            # The journal names the way back before its ref exists: undo works from here.
+            write_journal(repo, replace(started, safety=commit, safety_name=name))
+
+        safety = _safety(repo, config, task, current, f"before {kind} of {target.name}", record)
+        started = replace(started, safety=safety.commit, safety_name=safety.name)
+        outcome = _carry_out(repo, config, started, plan, stage, target, current, pending)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
 
 
@@ -156,17 +162,17 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Path]:
 def _begin(
     repo: Repo,
     target: Checkpoint,
-    safety: Checkpoint,
     head: str | None,
     head_move: HeadMove | None,
     task: str,
     kind: str,
 ) -> Journal:
-    journal = Journal(
+    """The journal of a restore about to start (its safety checkpoint comes next)."""
+    return Journal(
         target=target.commit,
         target_name=target.name,
-        safety=safety.commit,
-        safety_name=safety.name,
+        safety="",
+        safety_name="",
         head_from=head,
         head_to=head_move.new if head_move else None,
         move_head=head_move is not None,
@@ -175,13 +181,25 @@ def _begin(
         task=task,
         kind=kind,
     )
-    write_journal(repo, journal)
-    return journal
 
 
-def _safety(repo: Repo, config: Config, task: str, current: Snapshot, message: str) -> Checkpoint:
+def _safety(
+    repo: Repo,
+    config: Config,
+    task: str,
+    current: Snapshot,
+    message: str,
+    before_ref: Callable[[str, str], None],
+) -> Checkpoint:
     return save_checkpoint(
-        repo, config, task, message=message, auto=SAFETY, dedupe=False, snapshot=current
+        repo,
+        config,
+        task,
+        message=message,
+        auto=SAFETY,
+        dedupe=False,
+        snapshot=current,
+        before_ref=before_ref,
     ).checkpoint
 
 
@@ -206,13 +224,22 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
     current = capture_workspace(repo, config)
     plan = plan_restore(repo, current, target)
     with _staged(repo, plan, target) as stage:
-        safety = _safety(
-            repo, config, journal.task or task, current, f"before continuing {journal.target_name}"
-        )
         # The journal keeps its way back to before the whole restore; this run's safety
         # checkpoint is what `undo` goes back to once it finishes.
+        pending: Journal = journal
+
+        def record(commit: str, name: str) -> None:
+            write_journal(repo, replace(pending, continued_from=(*pending.continued_from, commit)))
+
+        safety = _safety(
+            repo,
+            config,
+            journal.task or task,
+            current,
+            f"before continuing {journal.target_name}",
+            record,
+        )
         journal = replace(journal, continued_from=(*journal.continued_from, safety.commit))
-        write_journal(repo, journal)
         outcome = _carry_out(repo, config, journal, plan, stage, target, current, None)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
 

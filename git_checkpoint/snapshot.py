@@ -149,9 +149,11 @@ def _human_size(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
-def _intent_to_add(repo: Repo, env: dict[str, str]) -> list[str]:
-    """`git add -N` entries, which git shows as added in the work tree. Only an index of
-    version 3 or later can hold them, so the common version-2 index costs nothing here.
+def _intent_to_add(repo: Repo, env: dict[str, str], index_tree: str) -> list[str]:
+    """`git add -N` entries, which git shows as added in the work tree (or as deleted
+    when the file is gone, told from a real deletion by their absence from the index
+    tree). Only an index of version 3 or later can hold them, so the common version-2
+    index costs nothing here.
     """
     try:
         with open(env["GIT_INDEX_FILE"], "rb") as fh:
@@ -160,7 +162,18 @@ def _intent_to_add(repo: Repo, env: dict[str, str]) -> list[str]:
         return []
     if len(header) < 8 or int.from_bytes(header[4:8], "big") < 3:
         return []
-    return repo.git_lines("diff-files", "-z", "--name-only", "--diff-filter=A", env=env)
+    listed = repo.git_lines("diff-files", "-z", "--name-status", "--diff-filter=AD", env=env)
+    pairs = list(zip(listed[::2], listed[1::2], strict=True))
+    added = [path for status, path in pairs if status == "A"]
+    gone = [path for status, path in pairs if status == "D"]
+    if gone:  # an intent-to-add entry whose file was removed: in no index tree
+        in_tree = set(
+            repo.git_lines(
+                "ls-tree", "-r", "-z", "--name-only", "--full-tree", index_tree, "--", *gone
+            )
+        )
+        added += [p for p in gone if p not in in_tree]
+    return added
 
 
 MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
@@ -240,7 +253,7 @@ def capture_workspace(
                 ) from None
             _resolve_unmerged(repo, env)
             index_tree = repo.git("write-tree", env=env).decode().strip()
-        intent_to_add = _intent_to_add(repo, env)
+        intent_to_add = _intent_to_add(repo, env, index_tree)
         if sparse:
             repo.git("add", "-u", *sparse, env=env)
         else:

@@ -11,6 +11,7 @@ import datetime as dt
 import difflib
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,8 +360,11 @@ def save_checkpoint(
     run_id: str | None = None,
     snapshot: Snapshot | None = None,
     extra: dict[str, Any] | None = None,
+    before_ref: Callable[[str, str], None] | None = None,
 ) -> SaveOutcome:
-    """Capture the workspace and store it as the task's next checkpoint (caller holds the lock)."""
+    """Capture the workspace and store it as the task's next checkpoint (caller holds the
+    lock). `before_ref(commit, name)` runs once the commit exists, before its ref does.
+    """
     if snapshot is None:
         snapshot = capture_workspace(repo, config, keep=True)
     existing = task_checkpoints(repo, task)
@@ -397,6 +401,8 @@ def save_checkpoint(
         # The mark first: a state folder that cannot be written fails the save before a
         # checkpoint exists, not after. (A mark past a ref never made only skips an id.)
         state.write_high_water(repo, task, number)
+        if before_ref is not None:
+            before_ref(commit, f"{task}/{cp_id}")
         if repo.create_ref(ref, commit, f"checkpoint: save {cp_id}"):
             saved = Checkpoint(
                 task=task,
