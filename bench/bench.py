@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""The project's benchmark: what `git checkpoint` costs, as ratios to `git status` and
-`git stash` measured in the same run, on synthetic repositories built like the ones in
-docs/performance.md (about 7 KB text files, folders 4-6 deep, 1 % executable, a few
-symlinks, an ignored node_modules/, an agent-like change of N modified + 5 new files).
+"""The project's benchmark: what `git checkpoint` costs beside git itself and its peers,
+measured side by side in one run, on synthetic repositories (bench/synth.py).
 
-Every timed round starts from the same workspace, prepared untimed; each command runs
-once untimed before its rounds (warm cache); the figure is the median of the rounds.
-After timing, each round checks that the workspace is what it should be.
+For each size: rounds of, alternating, `git status --porcelain` (the floor), `save`, the
+hook's unchanged auto-save, the hook's auto-save of 10 changed files, `git stash push -u`
++ `git stash apply --index`, the seed's save (`git diff --binary HEAD` + tar.gz of the
+included folder); then restore and undo of 10-file and 1,000-file differences beside
+`git checkout <A> -- .`, stash and the seed's restore (`reset --hard`, `clean -fd`,
+`apply`, untar); then the storage of 50 small-change checkpoints against the tar
+approach. Every figure is a median over rounds (wall time of the whole process, Python
+start-up included) and peak RSS of the process and its children (wait4). Each round
+checks that the workspace is what it should be.
 
-    python bench/bench.py --sizes 1000,10000 --repeat 5 [--keep DIR] [--json out.json]
+    python bench/bench.py --sizes 1000,10000,100000 --repeat 5 \\
+        --json docs/benchmark.json --markdown docs/benchmark.md --chart docs/benchmark.png
 
-Standard library only, so it runs before anything else is installed.
+Standard library only (the chart needs matplotlib: the `bench` extra; without it, no chart).
 """
 
 from __future__ import annotations
@@ -18,58 +23,81 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import random
 import shutil
 import statistics
-import string
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-NA = "n/a (restore not available)"
-NEW_FILES_DIR = "tests/fixtures/agent"
-
-
-# --- running commands -------------------------------------------------------------------------
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report
+import synth
 
 
 class BenchError(Exception):
     """A command the benchmark relies on failed: stop, this is not a timing."""
 
 
-def run(
-    argv: Sequence[str], cwd: Path, env: dict[str, str], check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if check and proc.returncode != 0:
-        raise BenchError(
-            f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+@dataclass
+class Sample:
+    ms: float
+    rss_kb: int
+    stdout: str
+    stderr: str
+
+
+def measure(
+    argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: bytes | None = None
+) -> Sample:
+    """Wall time of one run (spawn included, as a user or a hook pays it) and the peak
+    RSS of the process and the children it waited for (wait4's rusage)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
         )
-    return proc
-
-
-def timed(
-    argv: Sequence[str], cwd: Path, env: dict[str, str]
-) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall time in ms of one run (spawn included, as a user or a hook pays it)."""
-    start = time.perf_counter()
-    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    elapsed = (time.perf_counter() - start) * 1000.0
+        if stdin is not None and proc.stdin is not None:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        ms = (time.perf_counter() - start) * 1000.0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        sample = Sample(
+            ms,
+            usage.ru_maxrss,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+        )
     if proc.returncode != 0:
         raise BenchError(
-            f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+            f"{' '.join(argv)}: exit {proc.returncode}\n{sample.stdout[-2000:]}"
+            f"{sample.stderr[-2000:]}"
         )
-    return elapsed, proc
+    return sample
+
+
+def run(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchError(f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+    return proc.stdout
 
 
 def hermetic_env(home: Path, bin_dir: Path | None) -> dict[str, str]:
     """A sealed environment: own HOME, no system git config, fixed author and dates."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CHECKPOINT_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiled once, as an installed package is
     template = home / "empty-template"
     template.mkdir(parents=True, exist_ok=True)
     (home / ".gitconfig").write_text(
@@ -96,141 +124,79 @@ def hermetic_env(home: Path, bin_dir: Path | None) -> dict[str, str]:
     return env
 
 
-# --- the synthetic repository -----------------------------------------------------------------
-
-
-def random_word(rng: random.Random) -> str:
-    return "".join(rng.choices(string.ascii_lowercase, k=rng.randint(3, 9)))
-
-
-@dataclass
-class SyntheticRepo:
-    path: Path
-    regular: list[str]  # tracked regular, non-executable files (candidates for edits)
-    symlinks: list[str]
-    executables: list[str]
-    changed: list[str]  # the agent's modified tracked files
-    new_files: list[str]  # the agent's untracked files
-    attempt_pool: list[str]  # other tracked files, for a failed attempt's edits
-    original: dict[str, bytes] = field(default_factory=dict)
-
-
-def generate_repo(
-    path: Path, n_files: int, n_node_modules: int, n_changed: int, n_new: int, seed: int
-) -> SyntheticRepo:
-    """Write the work tree: n_files tracked entries (a few of them symlinks)."""
-    rng = random.Random(seed + n_files)
-    vocab = [random_word(rng) for _ in range(400)]
-    pool = []
-    for _ in range(3000):  # line pool: files are random draws, so text looks like text
-        indent = " " * (4 * rng.randint(0, 3))
-        pool.append(indent + " ".join(rng.choices(vocab, k=rng.randint(3, 12))) + "\n")
-    avg_line = sum(map(len, pool)) / len(pool)
-    lines_per_file = max(1, round(7000 / avg_line))
-
-    fanout = 6
-    level_names = [rng.sample(vocab, fanout) for _ in range(6)]
-    tops = ["src", "lib", "tests", "docs", "tools", "packages"]
-    want_dirs = max(4, n_files // 16)
-    dirs: set[str] = set()
-    while len(dirs) < want_dirs:
-        depth = rng.randint(4, 6)
-        parts = [rng.choice(tops)] + [rng.choice(level_names[lvl]) for lvl in range(depth - 1)]
-        dirs.add("/".join(parts))
-    dir_list = sorted(dirs)
-
-    n_symlinks = max(3, min(20, n_files // 1000))
-    exts = [".py", ".py", ".js", ".ts", ".md", ".txt", ".json", ".html"]
-    entries: list[str] = []
-    taken: set[str] = set()
-    for i in range(n_files):
-        rel = f"{rng.choice(dir_list)}/{rng.choice(vocab)}_{i}{rng.choice(exts)}"
-        while rel in taken:
-            rel = f"{rng.choice(dir_list)}/{rng.choice(vocab)}_{i}_{rng.randrange(10**6)}.txt"
-        taken.add(rel)
-        entries.append(rel)
-
-    made_dirs: set[str] = set()
-    regular: list[str] = []
-    executables: list[str] = []
-    symlinks: list[str] = []
-    link_slots = set(rng.sample(range(n_files), min(n_symlinks, n_files // 2)))
-    for i, rel in enumerate(entries):
-        folder = rel.rsplit("/", 1)[0]
-        if folder not in made_dirs:
-            (path / folder).mkdir(parents=True, exist_ok=True)
-            made_dirs.add(folder)
-        if i in link_slots:
-            continue  # after the loop: a link needs its target's path
-        k = rng.randint(lines_per_file // 2, lines_per_file * 3 // 2)
-        text = f"# {rel}\n" + "".join(rng.choices(pool, k=k))
-        (path / rel).write_text(text)
-        if i % 100 == 50:
-            (path / rel).chmod(0o755)
-            executables.append(rel)
-        else:
-            regular.append(rel)
-    for i in sorted(link_slots):
-        rel = entries[i]
-        target = rng.choice(regular)
-        os.symlink(os.path.relpath(target, os.path.dirname(rel)), path / rel)
-        symlinks.append(rel)
-
-    (path / ".gitignore").write_text("node_modules/\n*.log\n")
-    for j in range(n_node_modules):
-        dep = path / "node_modules" / f"pkg{j // 50}" / "lib"
-        if j % 50 == 0:
-            dep.mkdir(parents=True, exist_ok=True)
-        (dep / f"m{j}.js").write_text(f"module.exports = {j};\n" + "// vendored\n" * 50)
-
-    order = list(regular)
-    rng.shuffle(order)
-    changed = order[:n_changed]
-    attempt_pool = order[n_changed:]
-    new_files = [f"{NEW_FILES_DIR}/new_{i}.txt" for i in range(n_new)]
-    return SyntheticRepo(path, regular, symlinks, executables, changed, new_files, attempt_pool)
-
-
-# --- one repository, one size -----------------------------------------------------------------
-
-
 @dataclass
 class Row:
+    key: str  # stable id (report.py's targets name rows by it)
     operation: str
     files: int
-    samples_ms: list[float]
+    samples_ms: list[float] = field(default_factory=list)
+    rss_kb: list[int] = field(default_factory=list)
     note: str = ""
 
     @property
     def median_ms(self) -> float | None:
         return statistics.median(self.samples_ms) if self.samples_ms else None
 
+    @property
+    def peak_rss_kb(self) -> int | None:
+        return max(self.rss_kb) if self.rss_kb else None
+
+
+SETTLE_S = 1.1  # files older than this are vouched for by their stat data (quickstate.py)
+
 
 class SizeBench:
-    """Builds one repository and times every operation on it."""
+    """Times every operation on one repository."""
 
-    def __init__(self, repo: SyntheticRepo, env: dict[str, str], args: argparse.Namespace) -> None:
+    def __init__(
+        self,
+        repo: synth.SyntheticRepo,
+        env: dict[str, str],
+        args: argparse.Namespace,
+        hook: str | None,
+    ) -> None:
         self.repo = repo
         self.cwd = repo.path
         self.env = env
         self.args = args
-        self.rows: list[Row] = []
-        self.problems: list[str] = []
+        self.hook = hook
         self.n = args.current_size
+        self.rows: dict[str, Row] = {}
+        self.problems: list[str] = []
+        self.extra: dict[str, object] = {}
+        self.scratch = Path(tempfile.mkdtemp(prefix="bench-peer-"))
 
     # helpers -------------------------------------------------------------------------------
 
-    def git(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return run(["git", *argv], self.cwd, self.env, check=check)
+    def git(self, *argv: str) -> str:
+        return run(["git", *argv], self.cwd, self.env)
 
     def porcelain(self) -> str:
-        return self.git("status", "--porcelain").stdout
+        return self.git("status", "--porcelain")
 
-    def settle(self) -> None:
-        """Untimed: refresh the index's stat cache, then flush dirty pages, so a timed
-        round never pays for writeback of the setup that came before it."""
-        self.porcelain()
-        os.sync()
+    def row(self, key: str, operation: str) -> Row:
+        if key not in self.rows:
+            self.rows[key] = Row(key, operation, self.n)
+        return self.rows[key]
+
+    def timed(
+        self,
+        key: str,
+        operation: str,
+        argv: Sequence[str],
+        counted: bool,
+        stdin: bytes | None = None,
+    ) -> Sample:
+        sample = measure(argv, self.cwd, self.env, stdin)
+        row = self.row(key, operation)
+        if counted:
+            row.samples_ms.append(sample.ms)
+            row.rss_kb.append(sample.rss_kb)
+        return sample
+
+    def check(self, ok: bool, what: str) -> None:
+        if not ok:
+            self.problems.append(f"{self.n} files: {what}")
 
     def write(self, rel: str, data: bytes) -> None:
         target = self.cwd / rel
@@ -240,43 +206,32 @@ class SizeBench:
     def read(self, rel: str) -> bytes:
         return (self.cwd / rel).read_bytes()
 
-    def check(self, ok: bool, what: str) -> None:
-        if not ok:
-            self.problems.append(f"{self.n} files: {what}")
+    def refs(self) -> int:
+        return len(self.git("for-each-ref", "refs/checkpoints/").splitlines())
 
-    def add(self, operation: str, samples: list[float], note: str = "") -> Row:
-        row = Row(operation, self.n, samples, note)
-        self.rows.append(row)
-        return row
+    def settle(self, wait: bool = False) -> None:
+        """Untimed: refresh the index's stat cache and flush dirty pages, so a timed round
+        never pays for writeback of the setup; `wait`: let fresh files age past the
+        racy window, as an agent's files have between two tool calls."""
+        self.porcelain()
+        os.sync()
+        if wait:
+            time.sleep(SETTLE_S)
 
-    def rounds(self) -> range:
-        """The first `--warmup` rounds are untimed warm-ups."""
-        return range(self.args.warmup + self.args.repeat)
-
-    def counted(self, r: int) -> bool:
-        return r >= int(self.args.warmup)
-
-    # workspace states ----------------------------------------------------------------------
-
-    def build(self) -> None:
-        self.git("init", "-q", str(self.cwd))
-        self.git("add", "-A")
-        self.git("commit", "-q", "-m", "synthetic repository")
-        for rel in self.repo.changed + self.repo.attempt_pool:
-            self.repo.original[rel] = self.read(rel)
-
-    def agent_state(self, variant: str = "") -> None:
-        """The workspace every round starts from: HEAD + the agent's change (+ a variant)."""
+    def agent_state(self, variant: str = "", wait: bool = False) -> None:
+        """HEAD + the agent's change: 10 modified, 5 new untracked, 3 in the included,
+        ignored fixture folder (+ a variant, so each round's save is a new checkpoint)."""
         self.git("reset", "-q", "--hard", "HEAD")
         self.git("clean", "-fdq")  # untracked only; the ignored node_modules/ stays
+        shutil.rmtree(self.cwd / "tmp", ignore_errors=True)
         for i, rel in enumerate(self.repo.changed):
-            extra = f"agent edit {i}\n"
-            if i == 0 and variant:
-                extra += f"variant {variant}\n"
+            extra = f"agent edit {i}\n" + (f"variant {variant}\n" if i == 0 and variant else "")
             self.write(rel, self.repo.original[rel] + extra.encode())
         for i, rel in enumerate(self.repo.new_files):
-            self.write(rel, f"new fixture {i}\n".encode() * 120)
-        self.settle()
+            self.write(rel, f"def new_{i}():\n    return {i}\n".encode() * 60)
+        for i, rel in enumerate(self.repo.fixtures):
+            self.write(rel, fixture(i))
+        self.settle(wait)
 
     def attempt(self, count: int, tag: str) -> list[str]:
         """A failed attempt on top of the agent state: `count` more tracked files edited."""
@@ -286,341 +241,322 @@ class SizeBench:
         self.settle()
         return paths
 
-    def files_equal_original(self, paths: list[str]) -> bool:
+    def originals(self, paths: list[str]) -> bool:
         return all(self.read(rel) == self.repo.original[rel] for rel in paths)
+
+    def rounds(self) -> range:
+        return range(self.args.warmup + self.args.repeat)
+
+    def counted(self, r: int) -> bool:
+        return r >= self.args.warmup
+
+    def hook_call(
+        self, key: str, label: str, payload: Mapping[str, object], counted: bool
+    ) -> Sample:
+        assert self.hook is not None
+        data = json.dumps({"cwd": str(self.cwd), "session_id": "bench", **payload}).encode()
+        sample = self.timed(
+            key, label, [self.hook, "claude-code", str(payload["hook_event_name"])], counted, data
+        )
+        self.check("no checkpoint saved" not in sample.stderr, f"hook: {sample.stderr.strip()}")
+        return sample
+
+    def auto_save(self, key: str, label: str, counted: bool) -> None:
+        if self.hook:
+            payload = {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Write",
+                "tool_input": {"file_path": str(self.cwd / "src/x.py"), "content": "x"},
+            }
+            self.hook_call(key, label, payload, counted)
+        else:
+            self.timed(key, label, ["git", "checkpoint", "save", "--auto"], counted)
 
     # the measurements ----------------------------------------------------------------------
 
-    def startup(self) -> None:
-        py = [sys.executable, "-c", "pass"]
-        self.add("`python -c pass` (startup floor)", self.plain_rounds(py))
-        self.add(
-            "`git checkpoint --version` (startup)",
-            self.plain_rounds(["git", "checkpoint", "--version"]),
-        )
-
-    def plain_rounds(self, argv: list[str]) -> list[float]:
-        samples = []
+    def main_rounds(self) -> None:
+        """status, save, auto-saves, stash and the seed's save, alternating in each round."""
+        seed_dir = self.scratch / "seed-save"
+        seed_dir.mkdir(exist_ok=True)
+        auto_via = "hook" if self.hook else "`save --auto`"
         for r in self.rounds():
-            ms, _ = timed(argv, self.cwd, self.env)
-            if self.counted(r):
-                samples.append(ms)
-        return samples
-
-    def status_floor(self) -> Row:
-        self.agent_state()
-        return self.add(
-            "`git status --porcelain` (the floor)",
-            self.plain_rounds(["git", "status", "--porcelain"]),
-        )
-
-    def stash(self) -> None:
-        self.agent_state()
-        expected = self.porcelain()
-        push, apply_, pop, push2 = [], [], [], []
-        for r in self.rounds():
-            self.agent_state()
-            t_push, _ = timed(["git", "stash", "push", "-u", "-q"], self.cwd, self.env)
+            c = self.counted(r)
+            self.agent_state(variant=f"round {r}", wait=True)
+            self.timed(
+                "status",
+                "`git status --porcelain` (the floor)",
+                ["git", "status", "--porcelain"],
+                c,
+            )
+            before = self.refs()
+            out = self.timed(
+                "save",
+                "`save` (10 modified, 5 new, 100 included)",
+                ["git", "checkpoint", "save", "-m", f"bench {r}"],
+                c,
+            )
+            self.check("checkpoint saved" in out.stdout, f"save made no checkpoint: {out.stdout}")
+            self.auto_save("auto_unchanged", f"auto-save, nothing changed ({auto_via})", c)
+            self.check(self.refs() == before + 1, "the unchanged auto-save saved")
+            if self.hook:
+                harmless = {
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "ls -la src"},
+                }
+                self.hook_call(
+                    "hook_harmless", "hook, harmless Bash command (no save)", harmless, c
+                )
+            for rel in self.repo.changed:
+                self.write(rel, self.read(rel) + f"auto {r}\n".encode())
+            self.auto_save("auto_changed", f"auto-save, 10 files changed ({auto_via})", c)
+            self.check(self.refs() == before + 2, "the auto-save of 10 changes did not save")
+            expected = self.porcelain()
+            self.settle()
+            self.timed("stash_push", "`git stash push -u`", ["git", "stash", "push", "-u", "-q"], c)
             self.check(self.porcelain() == "", "stash push -u left changes behind")
-            t_apply, _ = timed(["git", "stash", "apply", "-q"], self.cwd, self.env)
+            self.timed(
+                "stash_apply",
+                "`git stash apply --index`",
+                ["git", "stash", "apply", "--index", "-q"],
+                c,
+            )
             self.check(self.porcelain() == expected, "stash apply: status differs")
             self.git("stash", "drop", "-q")
-            self.agent_state()
-            t_push2, _ = timed(["git", "stash", "push", "-u", "-q"], self.cwd, self.env)
-            t_pop, _ = timed(["git", "stash", "pop", "-q"], self.cwd, self.env)
-            self.check(self.porcelain() == expected, "stash pop: status differs")
-            if self.counted(r):
-                push.append(t_push)
-                apply_.append(t_apply)
-                push2.append(t_push2)
-                pop.append(t_pop)
-        self.add("`git stash push -u`", push)
-        self.add("`git stash apply`", apply_)
-        self.add(
-            "`git stash push -u` + `git stash pop`",
-            [a + b for a, b in zip(push2, pop, strict=True)],
+            self.settle()
+            script = (
+                f"git diff --binary HEAD > {seed_dir}/p.patch && "
+                f"tar czf {seed_dir}/f.tgz {synth.FIXTURE_DIR}"
+            )
+            self.timed(
+                "seed_save", "seed's save (`diff --binary` + tar.gz)", ["sh", "-c", script], c
+            )
+        self.combine(
+            "stash_both", "`git stash push -u` + `apply --index`", "stash_push", "stash_apply"
         )
 
-    def checkpoint_save(self) -> None:
-        fresh = []
-        for r in self.rounds():
-            self.agent_state(variant=f"round {r}")  # distinct each round: a real save
-            ms, proc = timed(["git", "checkpoint", "save", "-m", "bench"], self.cwd, self.env)
-            saved = "checkpoint saved:" in proc.stdout
-            self.check(saved, f"save made no checkpoint: {proc.stdout.strip()}")
-            if self.counted(r):
-                fresh.append(ms)
-        self.add("`git checkpoint save -m bench` (new checkpoint)", fresh)
-        same = []
-        for r in self.rounds():
-            ms, proc = timed(["git", "checkpoint", "save"], self.cwd, self.env)
-            self.check("unchanged since" in proc.stdout, f"dedupe saved again: {proc.stdout}")
-            if self.counted(r):
-                same.append(ms)
-        self.add("`git checkpoint save` (unchanged: dedupe)", same)
+    def combine(self, key: str, label: str, a: str, b: str) -> None:
+        ra, rb = self.rows[a], self.rows[b]
+        row = self.row(key, label)
+        row.samples_ms = [x + y for x, y in zip(ra.samples_ms, rb.samples_ms, strict=True)]
+        row.rss_kb = [max(x, y) for x, y in zip(ra.rss_kb, rb.rss_kb, strict=True)]
 
-    def restore(self, count: int, have_restore: bool, have_undo: bool) -> None:
-        """Rows for a workspace that differs from checkpoint A in `count` tracked files."""
+    def restore_rounds(self, count: int) -> None:
         label = f"{count} files differ"
+        k = "10" if count <= 10 else "1000"  # the keys report.py's targets use
         self.agent_state()
+        cp_a = json.loads(
+            run(["git", "checkpoint", "save", "-m", "bench-A", "--json"], self.cwd, self.env)
+        )["checkpoint_id"]
+        # A as plain git keeps it: a stash commit on a ref; and as the seed keeps it.
         expected = self.porcelain()
-        # A as plain git would keep it: a stash commit, parked on a ref of its own.
         self.git("stash", "push", "-u", "-q")
-        stash_a = self.git("rev-parse", "stash@{0}").stdout.strip()
+        stash_a = self.git("rev-parse", "stash@{0}").strip()
         self.git("update-ref", "refs/bench/stash-a", stash_a)
-        self.git("stash", "drop", "-q")
-
-        if have_restore:
-            self.agent_state()
-            out = run(["git", "checkpoint", "save", "-m", "bench-A", "--json"], self.cwd, self.env)
-            cp_a = json.loads(out.stdout)["checkpoint_id"]
-            restore_ms, undo_ms = [], []
-            for r in self.rounds():
-                self.agent_state()
-                paths = self.attempt(count, f"cp {r}")
-                before = self.porcelain()
-                ms, _ = timed(["git", "checkpoint", "restore", cp_a], self.cwd, self.env)
-                self.check(self.porcelain() == expected, f"restore {cp_a}: status differs")
-                self.check(self.files_equal_original(paths), f"restore {cp_a}: content differs")
-                if self.counted(r):
-                    restore_ms.append(ms)
-                if have_undo:
-                    ms, _ = timed(["git", "checkpoint", "undo"], self.cwd, self.env)
-                    self.check(self.porcelain() == before, "undo: status differs")
-                    self.check(not self.files_equal_original(paths[:1]), "undo: attempt not back")
-                    if self.counted(r):
-                        undo_ms.append(ms)
-            self.add(f"`git checkpoint restore <cp>` ({label})", restore_ms)
-            if have_undo:
-                self.add(f"`git checkpoint undo` ({label})", undo_ms)
-            else:
-                self.add(f"`git checkpoint undo` ({label})", [], "n/a (undo not available)")
-        else:
-            self.add(f"`git checkpoint restore <cp>` ({label})", [], NA)
-            self.add(f"`git checkpoint undo` ({label})", [], NA)
-
-        # Plain git with a safety copy: stash the attempt away, then apply A.
-        push, apply_ = [], []
+        self.git("stash", "pop", "-q", "--index")
+        seed_dir = self.scratch / f"seed-{count}"
+        seed_dir.mkdir(exist_ok=True)
+        run(
+            [
+                "sh",
+                "-c",
+                f"git diff --binary HEAD > {seed_dir}/p.patch && "
+                f"tar czf {seed_dir}/f.tgz {synth.FIXTURE_DIR}",
+            ],
+            self.cwd,
+            self.env,
+        )
+        seed_restore = (
+            f"git reset -q --hard && git clean -fdq && git apply --binary "
+            f"{seed_dir}/p.patch && tar xzf {seed_dir}/f.tgz"
+        )
         for r in self.rounds():
+            c = self.counted(r)
+            self.agent_state()
+            paths = self.attempt(count, f"cp {r}")
+            before = self.porcelain()
+            self.timed(
+                f"restore_{k}", f"`restore` ({label})", ["git", "checkpoint", "restore", cp_a], c
+            )
+            self.check(self.porcelain() == expected, f"restore {cp_a}: status differs")
+            self.check(self.originals(paths), f"restore {cp_a}: content differs")
+            self.settle()
+            self.timed(f"undo_{k}", f"`undo` ({label})", ["git", "checkpoint", "undo"], c)
+            self.check(self.porcelain() == before, "undo: status differs")
+            self.check(not self.originals(paths[:1]), "undo: the attempt is not back")
+
+            self.agent_state()
+            paths = self.attempt(count, f"checkout {r}")
+            self.timed(
+                f"checkout_{k}",
+                f"`git checkout <A> -- .` ({label})",
+                ["git", "checkout", stash_a, "--", "."],
+                c,
+            )
+            self.check(self.originals(paths), "checkout <A> -- .: content differs")
+
             self.agent_state()
             paths = self.attempt(count, f"stash {r}")
-            t_push, _ = timed(["git", "stash", "push", "-u", "-q"], self.cwd, self.env)
-            t_apply, _ = timed(["git", "stash", "apply", "-q", stash_a], self.cwd, self.env)
-            self.check(self.porcelain() == expected, "stash apply A: status differs")
-            self.check(self.files_equal_original(paths), "stash apply A: content differs")
+            self.timed(
+                f"stashr_push_{k}",
+                f"`git stash push -u` ({label})",
+                ["git", "stash", "push", "-u", "-q"],
+                c,
+            )
+            self.timed(
+                f"stashr_apply_{k}",
+                f"`git stash apply --index <A>` ({label})",
+                ["git", "stash", "apply", "--index", "-q", stash_a],
+                c,
+            )
+            self.check(self.porcelain() == expected, "stash apply <A>: status differs")
             self.git("stash", "drop", "-q")
-            if self.counted(r):
-                push.append(t_push)
-                apply_.append(t_apply)
-        self.add(f"`git stash apply <A>` onto a clean tree ({label})", apply_)
-        self.add(
-            f"`git stash push -u` + `git stash apply <A>` ({label})",
-            [a + b for a, b in zip(push, apply_, strict=True)],
+
+            self.agent_state()
+            paths = self.attempt(count, f"seed {r}")
+            self.timed(
+                f"seed_restore_{k}", f"seed's restore ({label})", ["sh", "-c", seed_restore], c
+            )
+            self.check(self.originals(paths), "seed restore: content differs")
+        self.combine(
+            f"stash_restore_{k}",
+            f"`git stash push -u` + `apply --index <A>` ({label})",
+            f"stashr_push_{k}",
+            f"stashr_apply_{k}",
         )
 
-        # Plain git, tracked files only: no safety copy, no overlay, no deletions.
-        peers = {
-            f"`git checkout <A> -- .` ({label})": ["git", "checkout", stash_a, "--", "."],
-            f"`git restore --source=<A> --worktree -- .` ({label})": [
-                "git",
-                "restore",
-                f"--source={stash_a}",
-                "--worktree",
-                "--",
-                ".",
-            ],
-        }
-        for name, argv in peers.items():
-            samples = []
-            for r in self.rounds():
-                self.agent_state()
-                paths = self.attempt(count, f"peer {r}")
-                ms, _ = timed(argv, self.cwd, self.env)
-                self.check(self.files_equal_original(paths), f"{argv[1]}: content differs")
-                if self.counted(r):
-                    samples.append(ms)
-            self.add(name, samples)
+    def storage(self, count: int) -> None:
+        """Bytes added to .git by `count` successive small-change checkpoints, against the
+        seed's patch + tar.gz for each."""
+        synth.reset(self.repo, self.env)
+        self.agent_state()
+        objects = self.cwd / ".git" / "objects"
+        start = _tree_bytes(objects)
+        tar_bytes = 0
+        out = self.scratch / "storage"
+        out.mkdir(exist_ok=True)
+        for i in range(count):
+            rel = self.repo.changed[i % len(self.repo.changed)]
+            self.write(rel, self.read(rel) + f"small change {i}\n".encode())
+            self.write(self.repo.fixtures[0], json.dumps({"step": i}).encode())
+            run(["git", "checkpoint", "save", "-m", f"step {i}"], self.cwd, self.env)
+            run(
+                [
+                    "sh",
+                    "-c",
+                    f"git diff --binary HEAD > {out}/p{i}.patch && "
+                    f"tar czf {out}/f{i}.tgz {synth.FIXTURE_DIR}",
+                ],
+                self.cwd,
+                self.env,
+            )
+            tar_bytes += (out / f"p{i}.patch").stat().st_size + (out / f"f{i}.tgz").stat().st_size
+        added = _tree_bytes(objects) - start
+        self.extra["storage"] = {"checkpoints": count, "git_bytes": added, "tar_bytes": tar_bytes}
 
 
-# --- output ------------------------------------------------------------------------------------
+def fixture(i: int) -> bytes:
+    """A test fixture of 2-10 KB: JSON records, text-like, compressible as real ones are."""
+    records = [
+        {"id": i * 1000 + j, "name": f"case {i}.{j}", "ok": j % 3 != 0}
+        for j in range(30 + (i * 37) % 120)
+    ]
+    return json.dumps(records, indent=1).encode()
 
 
-def machine_line(cp_exe: str) -> str:
-    git_version = subprocess.run(
-        ["git", "--version"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    cp_version = subprocess.run(
-        [cp_exe, "--version"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    return (
-        f"machine: nproc {os.cpu_count()}, {git_version}, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}; {cp_version or 'git-checkpoint'} at {cp_exe}"
-    )
-
-
-def fmt_ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
-def table(rows: list[Row], floors: dict[int, float]) -> str:
-    out = ["| operation | N files | median ms | ratio to git status |", "|---|---:|---:|---:|"]
-    for row in rows:
-        med = row.median_ms
-        if med is None:
-            out.append(f"| {row.operation} | {row.files} | {row.note or '-'} | - |")
-            continue
-        ratio = med / floors[row.files]
-        out.append(f"| {row.operation} | {row.files} | {fmt_ms(med)} | {ratio:.2f} |")
-    return "\n".join(out)
-
-
-# --- main -------------------------------------------------------------------------------------
+def _tree_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--files", type=int, default=10000, help="tracked files (one size)")
-    p.add_argument("--sizes", help="comma-separated sizes, e.g. 1000,10000 (overrides --files)")
+    p.add_argument("--sizes", default="1000,10000", help="comma-separated tracked-file counts")
     p.add_argument("--repeat", type=int, default=5, help="timed rounds per row (median)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed rounds before each row")
-    p.add_argument("--changed", type=int, default=10, help="tracked files the agent modifies")
-    p.add_argument("--new", type=int, default=5, help="untracked files the agent creates")
-    p.add_argument("--node-modules", type=int, default=2000, help="ignored node_modules/ files")
+    p.add_argument("--warmup", type=int, default=1, help="untimed rounds first")
+    p.add_argument("--node-modules", type=int, default=20000, help="ignored node_modules/ files")
     p.add_argument("--restore-files", type=int, default=1000, help="files in the big restore")
-    p.add_argument("--seed", type=int, default=1, help="random seed for the repository")
-    p.add_argument("--keep", metavar="DIR", help="build in DIR, keep it (default: a temp dir)")
-    p.add_argument("--json", metavar="FILE", help="also write every sample as JSON")
+    p.add_argument("--storage-count", type=int, default=50, help="checkpoints in the storage test")
+    p.add_argument("--seed", type=int, default=1, help="random seed for the repositories")
+    p.add_argument("--cache", default="/tmp/bench-cache", help="where generated repos are kept")
+    p.add_argument("--json", metavar="FILE", help="write every sample as JSON")
+    p.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
+    p.add_argument("--chart", metavar="PNG", help="draw the growth chart (needs matplotlib)")
     p.add_argument(
         "--use-path",
         action="store_true",
         help="run the git-checkpoint found on PATH, not the one beside this Python",
     )
     args = p.parse_args(argv)
-    text = args.sizes or str(args.files)
     try:
-        args.size_list = [int(s) for s in text.split(",") if s.strip()]
+        args.size_list = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
-        p.error(f"--sizes: not a list of integers: {text!r}")
-    if not args.size_list or min(args.size_list) < 20:
-        p.error("sizes must be at least 20 files")
+        p.error(f"--sizes: not a list of integers: {args.sizes!r}")
+    if not args.size_list or min(args.size_list) < 100:
+        p.error("sizes must be at least 100 files")
     if args.repeat < 1 or args.warmup < 0:
         p.error("--repeat must be >= 1 and --warmup >= 0")
     return args
 
 
-def has_subcommand(name: str, cwd: Path, env: dict[str, str]) -> bool:
-    return run(["git", "checkpoint", name, "--help"], cwd, env, check=False).returncode == 0
-
-
-def bench_size(root: Path, env: dict[str, str], args: argparse.Namespace) -> SizeBench:
-    size = args.current_size
-    path = root / f"repo-{size}"
-    if path.exists():
-        raise BenchError(f"{path} already exists: choose an empty --keep folder")
-    path.mkdir(parents=True)
-
-    def say(line: str) -> None:
-        print(f"[{size}] {line}", file=sys.stderr, flush=True)
-
-    say("generating")
-    changed = min(args.changed, size // 4)
-    repo = generate_repo(path, size, args.node_modules, changed, args.new, args.seed)
-    bench = SizeBench(repo, env, args)
-    say("committing")
-    bench.build()
-    have_restore = has_subcommand("restore", path, env)
-    have_undo = has_subcommand("undo", path, env)
-    say("startup")
-    bench.startup()
-    say("git status")
-    bench.status_floor()
-    say("git stash")
-    bench.stash()
-    say("git checkpoint save")
-    bench.checkpoint_save()
-    big = min(args.restore_files, len(repo.attempt_pool))
-    for count in sorted({min(10, big), big}):
-        say(f"restore, {count} files differ")
-        bench.restore(count, have_restore, have_undo)
-    return bench
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.keep:
-        root = Path(args.keep).resolve()
-        root.mkdir(parents=True, exist_ok=True)
-    else:
-        root = Path(tempfile.mkdtemp(prefix="git-checkpoint-bench-"))
+    home = Path(tempfile.mkdtemp(prefix="git-checkpoint-bench-"))
     beside = Path(sys.executable).parent
     bin_dir = None if args.use_path or not (beside / "git-checkpoint").exists() else beside
-    rows: list[Row] = []
-    problems: list[str] = []
-    floors: dict[int, float] = {}
+    env = hermetic_env(home, bin_dir)
+    cp_exe = shutil.which("git-checkpoint", path=env["PATH"])
+    hook = shutil.which("git-checkpoint-hook", path=env["PATH"])
+    if cp_exe is None:
+        print("bench: git-checkpoint is not on PATH (./install.sh)", file=sys.stderr)
+        return 2
+    loads = [os.getloadavg()]
+    benches: list[SizeBench] = []
     try:
-        env = hermetic_env(root / "home", bin_dir)
-        cp_exe = shutil.which("git-checkpoint", path=env["PATH"])
-        if cp_exe is None:
-            print("bench: git-checkpoint is not on PATH (pip install -e .)", file=sys.stderr)
-            return 2
-        header = machine_line(cp_exe)
-        if os.getloadavg()[0] > 0.5:
-            print(
-                f"bench: load average {os.getloadavg()[0]:.2f}: timings will be noisy",
-                file=sys.stderr,
-            )
         for size in args.size_list:
             args.current_size = size
-            bench = bench_size(root, env, args)
-            floor = next(r for r in bench.rows if r.operation.startswith("`git status"))
-            assert floor.median_ms is not None
-            floors[size] = floor.median_ms
-            rows += bench.rows
-            problems += bench.problems
+
+            def say(line: str, size: int = size) -> None:
+                print(f"[{size}] {line}", file=sys.stderr, flush=True)
+
+            say("repository (cached under --cache)")
+            repo = synth.cached(Path(args.cache), size, args.node_modules, args.seed, env)
+            bench = SizeBench(repo, env, args, hook)
+            say("status, save, auto-saves, stash, seed save")
+            bench.main_rounds()
+            big = min(args.restore_files, len(repo.attempt_pool))
+            for count in sorted({min(10, big), big}):
+                say(f"restore, {count} files differ")
+                bench.restore_rounds(count)
+            say(f"storage, {args.storage_count} checkpoints")
+            bench.storage(args.storage_count)
+            synth.reset(repo, env)
+            shutil.rmtree(bench.scratch, ignore_errors=True)
+            benches.append(bench)
+            loads.append(os.getloadavg())
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
     finally:
-        if args.keep:
-            print(f"bench: kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
-
-    load = os.getloadavg()
-    print(header)
-    print(f"load average at the end (1/5/15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(
-        f"median of {args.repeat} warm rounds (+{args.warmup} warm-up); agent change: "
-        f"{args.changed} modified + {args.new} new files; ignored node_modules/: "
-        f"{args.node_modules} files; stash runs with -q (no status afterwards)"
+        shutil.rmtree(home, ignore_errors=True)
+    result = report.Result(
+        machine=report.machine_line(cp_exe),
+        command="python bench/bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        loads=loads,
+        repeat=args.repeat,
+        rows=[r for b in benches for r in b.rows.values()],
+        extra={b.n: b.extra for b in benches},
+        problems=[p for b in benches for p in b.problems],
+        hook=hook,
     )
-    print()
-    print(table(rows, floors))
-    if problems:
-        print()
-        print("CORRECTNESS PROBLEMS:")
-        for line in dict.fromkeys(problems):
-            print(f"- {line}")
+    text = report.markdown(result, chart=args.chart)
+    print(text)
     if args.json:
-        payload = {
-            "machine": header,
-            "args": {k: v for k, v in vars(args).items() if k != "current_size"},
-            "rows": [
-                {
-                    **asdict(r),
-                    "median_ms": r.median_ms,
-                    "ratio_to_git_status": (
-                        None if r.median_ms is None else r.median_ms / floors[r.files]
-                    ),
-                }
-                for r in rows
-            ],
-            "problems": problems,
-        }
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
-    return 1 if problems else 0
+        Path(args.json).write_text(json.dumps(report.as_json(result), indent=1) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+    if args.chart:
+        report.chart(result, Path(args.chart))
+    return 1 if result.problems else 0
 
 
 if __name__ == "__main__":

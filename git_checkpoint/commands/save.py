@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import retention, state, tasks
+from .. import state, tasks
 from ..context import Context
 from ..errors import CheckpointError, Refused
 from ..secrets_scan import scan_snapshot
@@ -96,6 +96,8 @@ def run(
             state.log_event(repo, "save", task=name, checkpoint=cp.id, commit=cp.commit, auto=auto)
             if ctx.config.retention.auto:
                 try:  # the save stands whatever happens to the pruning after it
+                    from .. import retention  # here: it imports restore, a save rarely needs it
+
                     removed = retention.prune_tasks(repo, ctx.config.retention, [name])
                     pruned = [d.id for d in removed]
                 except CheckpointError as exc:
