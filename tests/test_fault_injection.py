@@ -8,8 +8,12 @@ Each scenario prepares a template repository once and runs the operation on a co
 count its git calls T. B is the state the operation starts from, A the one it must reach:
 for `restore cp_001` the state saved as cp_001; for `undo` (of that restore) the state
 before the restore; for `restore --continue` (of that restore, killed after its writes)
-the state saved as cp_001, with `undo` going back to before the restore. The whole run
-must reach A. Then for both modes and every N in 1..T a fresh copy of the template is
+the state saved as cp_001, with `undo` going back to before the restore. Variants: plain
+(modified, added, removed, staged and unstaged files, an overlay file, an exec bit, a
+symlink), ignore (the restore changes .gitignore: an ignored file becomes residue to
+sweep), ita (`git add -N` entries), head (a commit since: `restore --move-head`). Ignored,
+excluded and secret files sit outside the managed set throughout. The whole run must
+reach A. Then for both modes and every N in 1..T a fresh copy of the template is
 killed at call N, and two copies of the killed state are recovered:
 
 - `restore --continue` must leave A. Exit 2 "no interrupted restore" is accepted when
@@ -209,10 +213,17 @@ def trace(path: Path, seen: Look) -> str:
 
 
 def state_key(path: Path, left: str) -> str:
-    """Two killed states with one key recover alike: the trace, and our files in .git."""
-    ours = sorted(p.name for p in (path / ".git/checkpoint").glob("*"))
-    temp = sorted("temp" for p in (path / ".git").glob("checkpoint-*"))
-    return repr((left, ours, temp))
+    """Two killed states with one key recover alike: the trace, and our files in .git
+    (a temporary folder by its contents, not its random name)."""
+    ours = []
+    for entry in sorted(
+        [*(path / ".git/checkpoint").glob("*"), *(path / ".git").glob("checkpoint-*")]
+    ):
+        if entry.is_dir():
+            ours.append((entry.name.split("-")[0], sorted(fingerprint(entry, skip=()).items())))
+        else:
+            ours.append((entry.name, []))
+    return repr((left, sorted(ours)))
 
 
 def differences(got: Look, want: Look) -> str:
@@ -276,7 +287,7 @@ def _outside(repo: Repo) -> None:
     repo.write(".env", "SECRET=1\n")
 
 
-def _base(checkpoint: Runner, repo: Repo, *, ignore: bool, ita: bool) -> Look:
+def _base(checkpoint: Runner, repo: Repo, variant: str) -> Look:
     """A committed project, a target state saved as cp_001 (returned), then a different
     current state."""
     repo.write("README.md", "# project\n")
@@ -298,12 +309,15 @@ def _base(checkpoint: Runner, repo: Repo, *, ignore: bool, ita: bool) -> Look:
     repo.write("src/new.py", "new in target\n")
     repo.git("add", "src/new.py")
     repo.write("notes/todo.txt", "overlay file\n")
-    if ita:
+    if variant == "ita":
         repo.write("src/planned.py", "planned\n")
         repo.git("add", "-N", "src/planned.py")
     saved = checkpoint(repo.path, "save", "-m", "target")
     assert saved.code == 0, saved.line()
     target = look(repo.path)
+    if variant == "head":  # a commit since: the restore moves the branch back (--move-head)
+        repo.write("docs/guide.md", "guide, committed after the checkpoint\n")
+        repo.git("commit", "-q", "-m", "later", "--", "docs/guide.md")
 
     # the current state: everything different
     repo.write("src/app.py", "print('current')\n")
@@ -318,12 +332,12 @@ def _base(checkpoint: Runner, repo: Repo, *, ignore: bool, ita: bool) -> Look:
     repo.write("attempt.txt", "residue of an attempt\n")
     repo.write("src/extra.py", "staged new\n")
     repo.git("add", "src/extra.py")
-    if ita:
+    if variant == "ita":
         repo.git("rm", "-q", "--cached", "src/planned.py")
         (repo.path / "src/planned.py").unlink()
         repo.write("src/draft.py", "draft\n")
         repo.git("add", "-N", "src/draft.py")
-    if ignore:
+    if variant == "ignore":
         # ignored now, not under the target's rules: the sweep must keep it, then remove it
         repo.write(".gitignore", "*.log\nnode_modules/\nscratch/\n")
         repo.write("scratch/notes.txt", "ignored now, residue under the target's rules\n")
@@ -345,32 +359,46 @@ RESTORE = ("restore", "cp_001")
 CONTINUE = ("restore", "--continue")
 
 
-def _first_kill(calls: list[str]) -> tuple[int, str]:
-    """Where to interrupt the restore that `--continue` scenarios finish: right after the
-    files are written, before the index is set (points 3 and 14)."""
-    for n, argv in enumerate(calls, 1):
-        if argv.startswith("checkout-index"):
-            return n, "after"
-    return len(calls) // 2 + 1, "before"
+def written(path: Path, after: Look) -> bool:
+    """Whether a killed restore had begun (its journal) and written every file of A."""
+    files = fingerprint(path)
+    return (path / JOURNAL).exists() and all(files.get(p) == f for p, f in after.files.items())
+
+
+def _after_the_writes(
+    checkpoint: Runner, start: Path, op: tuple[str, ...], calls: list[str], after: Look
+) -> int:
+    """The first call N such that a restore killed before it has written the work tree:
+    what is left for `--continue` is the index, the marks and the sweep (points 3, 14)."""
+    first = next((n for n, c in enumerate(calls, 1) if c.startswith("update-ref")), 1)
+    for n in range(first, len(calls) + 1):  # no journal before the safety checkpoint's ref
+        probe = copy(start, start.parent / "probe")
+        checkpoint(probe, *op, kill_at=n, mode="before")
+        done = written(probe, after)
+        shutil.rmtree(probe)
+        if done:
+            return n
+    raise AssertionError(f"no kill point of {op} leaves the files written and a journal")
 
 
 def prepare(checkpoint: Runner, scenario: str, root: Path) -> Prepared:
     """The template of `scenario` (kind-variant) and a whole run of its operation."""
     kind, variant = scenario.split("-")
     repo = make_repo(root / "start")
-    target = _base(checkpoint, repo, ignore=variant == "ignore", ita=variant == "ita")
+    target = _base(checkpoint, repo, variant)
     start = look(repo.path)
-    template, op, before, after = repo.path, RESTORE, start, target
+    restore = (*RESTORE, "--move-head") if variant == "head" else RESTORE
+    template, op, before, after = repo.path, restore, start, target
     if kind != "restore":
-        first = checkpoint(copy(repo.path, root / "restored"), *RESTORE)
+        first = checkpoint(copy(repo.path, root / "restored"), *restore)
         assert first.code == 0, first.line()
         if kind == "undo":  # right after a whole restore
             template, op = root / "restored", ("undo",)
             before, after = look(template), start
         else:  # a restore interrupted after its writes
-            n, mode = _first_kill(first.calls)
+            n = _after_the_writes(checkpoint, repo.path, restore, first.calls, target)
             template = copy(repo.path, root / "interrupted")
-            killed = checkpoint(template, *RESTORE, kill_at=n, mode=mode)
+            killed = checkpoint(template, *restore, kill_at=n, mode="before")
             assert killed.code == -9, killed.line()
             op = CONTINUE
     pack(template)
@@ -487,6 +515,8 @@ def kill_points(
             verdicts += [Verdict(scenario, mode, n, call, p, problems[p]) for p in RECOVERIES]
     cost["recoveries"] = checkpoint.cpu - ran - cost.get("kills", 0.0)
     cost["checks"] = own_cpu() - start
+    if checkpoint.server is None:  # the runs were this process's children too
+        cost["checks"] -= checkpoint.cpu - ran
     return prep, verdicts
 
 
@@ -525,6 +555,7 @@ SCENARIOS = [
     "restore-plain",
     "restore-ignore",
     "restore-ita",
+    "restore-head",
     "undo-plain",
     "undo-ignore",
     "continue-plain",
@@ -563,11 +594,8 @@ def test_point_14_continue_leaves_no_stale_intent_to_add(
     """Killed after the files are written and before the index is set, `--continue` must
     leave the target's index: no intent-to-add entry whose file is gone (` D new.txt`)."""
     prep = prepare(checkpoint, "restore-ita", tmp_path)
-    writes = next(
-        (n for n, c in enumerate(prep.calls, 1) if c.startswith("checkout-index")),
-        len(prep.calls) // 2,
-    )
-    points = [(writes, "after")] + [(n, "before") for n in range(writes + 1, len(prep.calls))]
+    writes = _after_the_writes(checkpoint, prep.template, prep.op, prep.calls, prep.after)
+    points = [(writes - 1, "after")] + [(n, "before") for n in range(writes, len(prep.calls))]
     wrong = []
     for n, mode in points:
         killed = _killed(checkpoint, prep, tmp_path / f"killed-{mode}-{n}", n, mode)
@@ -605,18 +633,23 @@ def test_point_13_undo_after_a_ref_moved_before_the_journal(
 def test_point_13_drop_keeps_the_way_back_of_a_pending_restore(
     checkpoint: Runner, tmp_path: Path
 ) -> None:
-    """`drop` refuses the safety checkpoint an interrupted restore's journal needs."""
+    """`drop` refuses the safety checkpoint an interrupted restore's journal needs (the
+    first kill point with both the journal and the safety checkpoint's ref)."""
     prep = prepare(checkpoint, "restore-plain", tmp_path)
     for n in range(1, len(prep.calls) + 1):  # the first kill point with a journal
         killed = _killed(checkpoint, prep, tmp_path / f"killed-{n}", n, "before")
-        if (killed / JOURNAL).exists():
+        pending = json.loads((killed / JOURNAL).read_text()) if (killed / JOURNAL).exists() else {}
+        if f"refs/checkpoints/{pending.get('safety_name')}" in refs(killed):
             break
         shutil.rmtree(killed)
     else:
-        pytest.fail("no kill point leaves a journal")
-    safety = json.loads((killed / JOURNAL).read_text())["safety_name"]
-    dropped = checkpoint(killed, "drop", safety, kill_at=None)
-    assert dropped.code == 3, f"drop {safety} with a restore pending: {dropped.line()}"
+        pytest.fail("no kill point leaves a journal and its safety checkpoint")
+    journal = json.loads((killed / JOURNAL).read_text())
+    ref = f"refs/checkpoints/{journal['safety_name']}"
+    for name in (journal["safety_name"], ref, journal["safety"]):
+        dropped = checkpoint(killed, "drop", name, kill_at=None)
+        assert dropped.code != 0, f"drop {name} with a restore pending: {dropped.line()}"
+        assert refs(killed).get(ref) == journal["safety"], f"drop {name}: {dropped.line()}"
     undone = checkpoint(killed, "undo", kill_at=None)
     assert undone.code == 0, undone.line()
     assert look(killed) == prep.before, differences(look(killed), prep.before)
