@@ -100,7 +100,7 @@ HARMLESS = _set(
     git-checkpoint cmake ctest ninja meson javac gcc g++ cc clang clang++ rustc
     mocha ava tap cypress playwright rspec phpunit jasmine karma vite webpack rollup esbuild
     parcel next nuxt turbo node-gyp http-server serve live-server uvicorn gunicorn
-    hypercorn coverage nvm pyenv rbenv asdf mise psql mysql redis-cli mongosh"""
+    hypercorn coverage twine nvm pyenv rbenv asdf mise psql mysql redis-cli mongosh"""
 )
 
 # program: what it does (each is risky whatever its arguments).
@@ -141,6 +141,7 @@ pipenv | clean install lock sync uninstall update upgrade
     | --py --venv --where check graph requirements scripts shell | run | risky | deps
 pdm | add init install lock remove sync update | info list show | run | risky | deps
 rye | add init lock remove sync | list show | run | risky | deps
+hatch | fmt new version | build clean env shell status test | | script | {0} {1} changes files
 conda mamba micromamba | create env install remove uninstall update upgrade | | run | harmless
     | deps
 pipx | inject install reinstall reinstall-all uninstall upgrade upgrade-all | | run | harmless
@@ -378,7 +379,7 @@ codespell | if | --write-changes -w | rewrites files
 sqlfluff | if | fix format | rewrites files
 jest | if | --updateSnapshot -u | rewrites snapshots
 vitest | if | --update -u | rewrites snapshots
-pytest py.test | if | --inline-snapshot --snapshot-update | rewrites snapshots
+pytest py.test | if | --inline-snapshot --snapshot-update --update-snapshots | rewrites snapshots
 yq | if | --inplace -i | rewrites files in place
 sort | if | --output -o | overwrites a file
 patch | unless | --dry-run | changes files
