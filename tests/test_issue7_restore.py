@@ -431,6 +431,7 @@ def test_a_restore_in_progress_is_not_called_interrupted(two: Repo) -> None:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         err = two.cp("list").stderr
         assert f"in progress (pid {holder.pid})" in err and "interrupted" not in err
+        assert f"in progress (pid {holder.pid})" in two.cp("status").stdout
     finally:
         holder.kill()
         holder.wait()

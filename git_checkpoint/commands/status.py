@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import tasks
+from .. import state, tasks
 from ..context import Context
 from ..display import escape_text, quote_path
+from ..journal import read_journal
 from ..notes import derive_status, read_events, verifier_summary
-from ..restore import managed_differences, read_journal
+from ..restore import managed_differences
 from ..snapshot import capture_workspace
 from ..store import history
 from ..verify import verifier_line
@@ -25,6 +26,7 @@ class StatusResult:
     next_move: str | None
     hypothesis: str | None
     interrupted_restore: str | None
+    restore_in_progress: int | None  # pid holding the lock while that restore runs
     exit_code: int = 0
 
     def lines(self) -> list[str]:
@@ -34,7 +36,12 @@ class StatusResult:
         else:
             out.append(f"latest checkpoint: {self.latest} ({self.latest_status})")
         out.append(f"last good checkpoint: {self.last_good or 'none yet'}")
-        if self.interrupted_restore:
+        if self.interrupted_restore and self.restore_in_progress:
+            out.append(
+                f"restore of {self.interrupted_restore} in progress "
+                f"(pid {self.restore_in_progress})"
+            )
+        elif self.interrupted_restore:
             out.append(
                 f"interrupted restore of {self.interrupted_restore}: "
                 "git checkpoint restore --continue, or undo"
@@ -81,5 +88,6 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
         next_move=record.next_move,
         hypothesis=record.hypothesis,
         interrupted_restore=journal.target_name if journal else None,
+        restore_in_progress=state.lock_holder(repo) if journal else None,
         exit_code=1 if exit_code and drift else 0,
     )
