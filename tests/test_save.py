@@ -1192,7 +1192,10 @@ def test_outside_a_repository(tmp_path: Path) -> None:
     for args in (["save"], ["list"], ["log", "--json"], ["show", "cp_001"]):
         proc = probe.cp(*args, expect=2, env=env)
         assert "not" in one_line_error(proc.stderr).lower()
-        assert proc.stdout == ""
+        if "--json" in args:  # the error is one JSON object on stdout too (design §7)
+            assert json.loads(proc.stdout)["exit_code"] == 2
+        else:
+            assert proc.stdout == ""
 
 
 @pytest.mark.parametrize("where", ["bare", "git-dir"])
