@@ -193,6 +193,7 @@ def test_push_and_fetch_bad_usage(repo: Repo, tmp_path: Path) -> None:
     url = bare_repo(tmp_path / "server.git").as_uri()
     publish(repo, url)
     assert "no checkpoints" in repo.cp("push", expect=2).stderr
+    assert "git checkpoint push origin cp_001" in repo.cp("push", "cp_001", expect=2).stderr
     repo.cp("save", "-m", "x")
     repo.cp("save", "--task", "other", "-m", "y")
     assert "one task" in repo.cp("push", "--all", "--as", "y", expect=2).stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -80,7 +81,13 @@ def run(
     allow_secrets: bool,
     progress: Callable[[str], None],
 ) -> PushResult:
-    check_remote(ctx.repo, remote)
+    try:
+        check_remote(ctx.repo, remote)
+    except UsageError as exc:
+        if re.search(r"(^|/)cp_\d{3,}$|^@", remote):  # `push cp_003`: the remote comes first
+            hint = f"to push a checkpoint: git checkpoint push origin {remote}"
+            raise UsageError(f"{exc}; {hint}") from None
+        raise
     chosen = choose(ctx, names, tasks, all_tasks)
     allowed: list[str] = []
 
