@@ -334,7 +334,7 @@ _RISKY_STEMS = _set(
     "clean clobber mrproper purge reset fmt format gen codegen proto migrat db install "
     "uninstall deps update upgrade vendor bootstrap seed tidy sync setup init snapshot"
 )
-_CHECKING = _set("check verify dry dryrun status list lint test tests")
+_CHECKING = _set("check verify dry dryrun status list")
 _HARMLESS_TARGETS = _set(
     "all build test tests check lint vet typecheck types tsc docs doc html bench benchmark "
     "coverage cov ci help default compile run dev serve start watch dist package e2e "

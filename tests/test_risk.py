@@ -662,6 +662,10 @@ R | docker compose run app rm -rf /app/x
 H | git commit -qm "$(cat <<'EOF'\nFix the parser's bug\n\nCo-Authored-By: Claude\nEOF\n)"
 H | gh pr create --title "Fix" --body "$(cat <<'EOF'\n## Summary\n- it's fixed (really)\nEOF\n)"
 R | git commit -m "$(cat <<EOF\nmsg $(rm -rf x)\nEOF\n)"
+R | npm run lint:format
+H | npm run format:check
+R | hatch run lint:fmt
+H | twine check dist/*
 """
 
 CASES = [(line[4:].replace("\\n", "\n"), line[0] == "R") for line in TABLE.strip().splitlines()]
