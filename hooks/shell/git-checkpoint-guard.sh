@@ -12,6 +12,8 @@
 # A failed save never stops the command: one line on stderr, and it runs. The command's
 # exit code is the function's. Skip the guard for one command with `command git …` or
 # `command rm …`, or for the whole shell with GIT_CHECKPOINT_GUARD=off.
+# It defines the shell functions `git` and `rm` (a function of yours by either name is
+# replaced; an alias such as rm='rm -i' still applies, then calls ours).
 
 __git_checkpoint_guard_save() {
     # $1: the folder git runs in (from -C), $2: the checkpoint message.
