@@ -35,6 +35,7 @@ class Journal:
     kind: str = "restore"  # restore, undo, continue
     # Safety checkpoints taken by `restore --continue` runs of this same restore.
     continued_from: tuple[str, ...] = ()
+    continued_names: tuple[str, ...] = ()  # their names, in the same order
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -50,6 +51,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "task": (str,),
     "kind": (str,),
     "continued_from": (list, tuple),
+    "continued_names": (list, tuple),
 }
 
 
@@ -73,10 +75,13 @@ def _from_json(data: Any) -> Journal:
     for name, value in data.items():
         if not isinstance(value, _TYPES[name]) or (name == "pid" and isinstance(value, bool)):
             raise ValueError(f"field {name!r} has the wrong type")
-    if "continued_from" in data:
-        if not all(isinstance(x, str) for x in data["continued_from"]):
-            raise ValueError("field 'continued_from' has the wrong type")
-        data = {**data, "continued_from": tuple(data["continued_from"])}
+    for name in ("continued_from", "continued_names"):
+        if name in data:
+            if not all(isinstance(x, str) for x in data[name]):
+                raise ValueError(f"field {name!r} has the wrong type")
+            data = {**data, name: tuple(data[name])}
+    if len(data.get("continued_from", ())) != len(data.get("continued_names", ())):
+        raise ValueError("fields 'continued_from' and 'continued_names' do not match")
     return Journal(**data)
 
 

@@ -229,7 +229,7 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         pending: Journal = journal
 
         def record(commit: str, name: str) -> None:
-            write_journal(repo, replace(pending, continued_from=(*pending.continued_from, commit)))
+            write_journal(repo, _continued(pending, commit, name))
 
         safety = _safety(
             repo,
@@ -239,7 +239,7 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
             f"before continuing {journal.target_name}",
             record,
         )
-        journal = replace(journal, continued_from=(*journal.continued_from, safety.commit))
+        journal = _continued(journal, safety.commit, safety.name)
         outcome = _carry_out(repo, config, journal, plan, stage, target, current, None)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
 
@@ -305,19 +305,23 @@ def _carry_out(
     clear_journal(repo)
     head, _ = repo.head()
     if journal.continued_from:
-        journal = replace(journal, safety=journal.continued_from[-1], kind="continue")
-        journal = replace(journal, safety_name=_name_of(repo, journal))
+        journal = replace(
+            journal,
+            safety=journal.continued_from[-1],
+            safety_name=journal.continued_names[-1],
+            kind="continue",
+        )
     if journal.kind != "rollback":  # a rollback is part of a failed restore, not one to undo
         record_restore(repo, journal, head)
     return outcome
 
 
-def _name_of(repo: Repo, journal: Journal) -> str:
-    out = repo.git(
-        "for-each-ref", "--format=%(refname)", f"--points-at={journal.safety}", "refs/checkpoints/"
+def _continued(journal: Journal, commit: str, name: str) -> Journal:
+    return replace(
+        journal,
+        continued_from=(*journal.continued_from, commit),
+        continued_names=(*journal.continued_names, name),
     )
-    refs = out.decode().split()
-    return refs[0][len("refs/checkpoints/") :] if refs else journal.safety[:12]
 
 
 def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> CheckpointError:
@@ -388,11 +392,23 @@ def _uncovered(
             if p not in managed_now and wrote.get(p) is None and then.get(p) is None
         }
     if residue:
-        safety = _recorded(repo, journal.safety, journal.safety_name, journal.task)
+        # Into this run's safety checkpoint: the original's, or this --continue's.
+        if journal.continued_from:
+            commit, name = journal.continued_from[-1], journal.continued_names[-1]
+        else:
+            commit, name = journal.safety, journal.safety_name
+        safety = _recorded(repo, commit, name, journal.task)
         kept = add_to_overlay(repo, safety, residue)
-        journal = replace(journal, safety=kept)
+        if journal.continued_from:
+            journal = replace(journal, continued_from=(*journal.continued_from[:-1], kept))
+        else:
+            journal = replace(journal, safety=kept)
         write_journal(repo, journal)  # the way back holds the residue before it is removed
-        repo.update_ref(safety.ref, kept, safety.commit, f"checkpoint: {safety.id} keeps residue")
+        now_at = repo.resolve_ref(safety.ref)
+        if now_at in (None, safety.commit):  # (None: killed before the ref was made)
+            repo.update_ref(
+                safety.ref, kept, now_at or ZERO_OID, f"checkpoint: {safety.id} keeps residue"
+            )
     return journal, residue, keep
 
 
