@@ -4,8 +4,8 @@ Per task, a checkpoint goes when it is not among the newest `keep_last` or is ol
 `max_age`; safety checkpoints follow the same rule with `keep_safety` for the count.
 Whatever the policy says, nothing goes that something still needs: the task's latest
 checkpoint, a promoted one (`keep_promoted`), the task record's last good checkpoint,
-rollback point and last failing checkpoint, the latest safety checkpoint (what `undo`
-restores), and both ends of a pending restore journal in any worktree.
+rollback point and last failing checkpoint, the latest safety checkpoint, and in every
+worktree what `undo` goes back to and both ends of a pending restore.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from . import state, tasks
 from .config import Retention
 from .errors import Refused, UsageError
 from .gitio import Repo
+from .journal import RestoreRecord, read_journal, restore_records
 from .notes import derive_status, read_events
-from .restore import Journal, read_journal
 from .store import Checkpoint, load_checkpoints, task_checkpoints
 
 # How long git keeps an unreachable commit before `git gc` may delete it (gc.pruneExpire).
@@ -49,32 +49,32 @@ def local_tasks(repo: Repo) -> list[str]:
     return sorted({c.task for c in load_checkpoints(repo) if c.remote is None})
 
 
-def _journals(repo: Repo) -> list[Journal]:
-    """The pending restore journals of every worktree of the repository."""
+def _worktree_git_dirs(repo: Repo) -> list[Path]:
     git_dirs = [repo.common_dir]
     worktrees = repo.common_dir / "worktrees"
     if worktrees.is_dir():
         git_dirs += sorted(p for p in worktrees.iterdir() if p.is_dir())
-    found = []
-    for git_dir in git_dirs:
-        if not (git_dir / "checkpoint" / "restore-journal.json").exists():
-            continue
-        try:
-            journal = read_journal(dataclasses.replace(repo, git_dir=Path(git_dir)))
-        except UsageError as exc:  # cannot tell what it needs: remove nothing
-            raise Refused(f"{exc}; run `git checkpoint undo` there before pruning") from None
-        if journal is not None:
-            found.append(journal)
-    return found
+    return [d for d in git_dirs if (d / "checkpoint").is_dir()]
 
 
 def needed_commits(repo: Repo) -> dict[str, str]:
-    """Checkpoint commits a pending restore needs, with why."""
+    """Checkpoint commits that a pending restore or an `undo` of any worktree needs."""
     needed: dict[str, str] = {}
-    for journal in _journals(repo):
-        needed[journal.target] = f"a pending restore of {journal.target_name} needs it"
-        if journal.safety:
-            needed[journal.safety] = "the safety checkpoint of a pending restore"
+    for git_dir in _worktree_git_dirs(repo):
+        there = dataclasses.replace(repo, git_dir=git_dir)
+        latest: dict[str, RestoreRecord] = {}
+        for record in restore_records(there):
+            latest[record.task] = record  # undo [--task T] goes back over the last one
+        for record in latest.values():
+            needed.setdefault(record.safety, "what undo goes back to")
+        try:
+            journal = read_journal(there)
+        except UsageError as exc:  # cannot tell what it needs: remove nothing
+            raise Refused(f"{exc}; run `git checkpoint undo` there before pruning") from None
+        if journal is not None:
+            needed[journal.target] = f"a pending restore of {journal.target_name} needs it"
+            for commit in (journal.safety, *journal.continued_from):
+                needed[commit] = "the safety checkpoint of a pending restore"
     return needed
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 from .conftest import Repo
 
@@ -75,7 +76,7 @@ def test_never_removes_what_something_needs(repo: Repo) -> None:
     assert kept["cp_002"] == "promoted"
     assert kept["cp_003"] in ("promoted", "the task's last good checkpoint")
     assert kept["cp_006"] == "the task's latest checkpoint"
-    assert "undo restores" in kept["cp_008"]
+    assert "undo" in kept["cp_008"]
     removed = [d["id"] for d in result["removed"]]
     assert removed == ["cp_001", "cp_004", "cp_005", "cp_007"]
     assert refs(repo) == sorted(set(before) - set(removed), key=lambda x: int(x[3:]))
@@ -167,3 +168,18 @@ def test_drop_logs_and_says_how_to_get_it_back(repo: Repo) -> None:
     assert (event["op"], event["commit"]) == ("drop", commit)
     repo.git("update-ref", "refs/checkpoints/main/cp_001", commit)
     repo.cp("show", "cp_001")
+
+
+def test_what_undo_needs_in_another_worktree_stays(repo: Repo, tmp_path: Path) -> None:
+    policy(repo, "{keep_last: 1, max_age: 100d, keep_safety: 0}")
+    save_days(repo, [1, 2])  # cp_001, cp_002
+    other = Repo(tmp_path / "other")
+    repo.git("worktree", "add", "-q", str(other.path))
+    env = {**day(3), "CHECKPOINT_TASK": "main"}
+    other.cp("restore", "cp_001", env=env)  # safety cp_003, undone from the other worktree
+    repo.cp("restore", "cp_001", env=day(3))  # safety cp_004
+    repo.cp("restore", "cp_002", env=day(3))  # safety cp_005
+    result = json.loads(repo.cp("prune", "--json", env=day(4)).stdout)
+    assert [d["id"] for d in result["removed"]] == ["cp_001", "cp_004"]
+    assert {d["id"]: d["reason"] for d in result["kept"]}["cp_003"] == "what undo goes back to"
+    other.cp("undo", env=env)
