@@ -517,3 +517,23 @@ def test_trees_git_fsck_would_flag_are_refused(repo: Repo, kind: str) -> None:
     proc = repo.cp("restore", "cp_099", expect=3)
     assert "out of order" in proc.stderr
     assert state(repo) == before
+
+
+@pytest.mark.parametrize(
+    "field, value", [("pid", "abc"), ("move_head", "yes"), ("continued_from", [1]), ("x", 1)]
+)
+def test_a_journal_with_wrong_value_types_is_a_one_line_error(
+    two: Repo, field: str, value: object
+) -> None:
+    two.cp("restore", "cp_001")
+    journal = {
+        "target": "0" * 40, "target_name": "main/cp_001", "safety": "0" * 40,
+        "safety_name": "main/cp_002", "head_from": None, "head_to": None, "move_head": False,
+        "started_at": "2026-01-01T00:00:00Z", "pid": 1, "task": "main", "kind": "restore",
+    }  # fmt: skip
+    journal[field] = value
+    (two.path / JOURNAL).write_text(json.dumps(journal))
+    proc = two.cp("restore", "--continue", expect=2)
+    assert "unreadable" in proc.stderr and "Traceback" not in proc.stderr
+    two.cp("undo")  # sets the journal aside and undoes the last finished restore
+    assert (two.path / "a.txt").read_text() == "two\n"
