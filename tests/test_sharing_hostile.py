@@ -207,3 +207,35 @@ def test_printed_text_from_a_fetched_checkpoint_has_no_terminal_escapes(
     for argv in (["list", "--remote", "origin"], ["review", "origin/t"]):
         out = victim.cp(*argv).stdout
         assert "\x1b" not in out and "\x07" not in out, argv
+
+
+def test_hand_made_trees_with_slashed_names_are_refused(repo: Repo, tmp_path: Path) -> None:
+    """Names git's own tools never write (`/tmp/x`, `a/../../x`), in raw tree
+    objects pushed from a malicious clone: unreadable, so unsafe, nothing written.
+    """
+    url = bare_repo(tmp_path / "server.git").as_uri()
+    victim = publish(repo, url)
+    evil = malicious_clone(url, tmp_path / "evil")
+    payload = bytes.fromhex(blob(evil, b"pwned\n"))
+    head_tree = evil.git("rev-parse", "HEAD^{tree}").strip()
+    entries = evil.git("ls-tree", head_tree).splitlines()
+    base = b"".join(
+        f"{mode} {name}".encode() + b"\0" + bytes.fromhex(oid)
+        for mode, _, oid, name in (e.replace("\t", " ").split(" ", 3) for e in entries)
+    )
+    for i, name in enumerate([b"/tmp/pwned-by-checkpoint", b"a/../../x"]):
+        raw = base + b"100644 " + name + b"\0" + payload
+        tree = evil.git(
+            "hash-object", "-t", "tree", "--literally", "-w", "--stdin", input=raw
+        ).strip()
+        forge_checkpoint(evil, tree, cp_id=f"cp_{800 + i}", task="raw")
+    push_raw(evil, "refs/checkpoints/*:refs/checkpoints/*")
+    victim.cp("fetch")
+    for i in range(2):
+        before = state(victim)
+        for argv in (["restore"], ["verify"]):
+            proc = victim.cp(*argv, f"origin/raw/cp_{800 + i}", expect=3)
+            assert "unsafe" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+            assert state(victim) == before
+    assert not Path("/tmp/pwned-by-checkpoint").exists()
+    assert not (tmp_path / "x").exists()
