@@ -74,18 +74,20 @@ __git_checkpoint_tasks ()
 
 __git_checkpoint_names ()
 {
-	local branch
-	branch=$(git symbolic-ref --short -q HEAD 2>/dev/null || echo detached)
-	git for-each-ref --format='%(refname)' refs/checkpoints/ 2>/dev/null |
-		sed -n -e 's|^refs/checkpoints/||p' |
-		awk -v task="$branch" '{
+NAMES
+}
+"""
+
+# Every checkpoint's name (task/cp_NNN, and REMOTE/task/cp_NNN for fetched ones), the bare
+# cp_NNN of the task named after the current branch, then @ and @~1.
+NAMES = r"""	git for-each-ref --format='%(refname)' refs/checkpoints/ 2>/dev/null |
+		sed -n -e 's|^refs/checkpoints/remotes/||p' -e 's|^refs/checkpoints/||p' |
+		awk -v task="$(git symbolic-ref --short -q HEAD 2>/dev/null || echo detached)" '{
 			print $0
 			n = split($0, parts, "/"); id = parts[n]
 			if (substr($0, 1, length($0) - length(id) - 1) == task) print id
 		}'
-	printf '%s\n' '@' '@~1'
-}
-"""
+	printf '%s\n' '@' '@~1'"""
 
 
 def bash_script(group: click.Group) -> str:
@@ -94,7 +96,7 @@ def bash_script(group: click.Group) -> str:
     lines = [
         "# bash completion for git checkpoint (generated from its commands; do not edit)",
         "# git's completion calls _git_checkpoint for `git checkpoint <TAB>`.",
-        BASH_HELPERS,
+        BASH_HELPERS.replace("NAMES", NAMES),
         "_git_checkpoint ()",
         "{",
         f'\tlocal subcommands="{" ".join(top)}"',
@@ -199,8 +201,9 @@ def zsh_script(group: click.Group) -> str:
             "elif [[ $PREFIX == -* ]]; then",
             "  compadd -a flags",
             "elif [[ -n $checkpoints ]]; then",
-            "  names=(${(f)\"$(git for-each-ref --format='%(refname:lstrip=2)' refs/checkpoints/"
-            ' 2>/dev/null)"} @ @~1)',
+            '  names=(${(f)"$(',
+            NAMES,
+            ')"})',
             "  compadd -a names",
             "fi",
             "",

@@ -71,15 +71,17 @@ def saved(repo: Repo) -> Repo:
     repo.write("src/app.py", "print(2)\n")
     repo.cp("save", "-m", "two")
     repo.cp("save", "--task", "other")
+    fetched = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    repo.git("update-ref", "refs/checkpoints/remotes/origin/main/cp_001", fetched)
     return repo
 
 
 def check(answers: dict[str, list[str]]) -> None:
     assert {"restore", "resume"} <= set(answers["git checkpoint re"])
     assert answers["git checkpoint restore --d"] == ["--dry-run"]
-    assert answers["git checkpoint show "] == sorted(
-        ["@", "@~1", "cp_001", "cp_002", "main/cp_001", "main/cp_002", "other/cp_001"]
-    )
+    everyone = ["@", "@~1", "cp_001", "cp_002", "main/cp_001", "main/cp_002", "other/cp_001"]
+    fetched = ["origin/main/cp_001"]  # by the name the commands take
+    assert answers["git checkpoint show "] == sorted(everyone + fetched)
     assert answers["git checkpoint list --task "] == ["main", "other"]
     assert answers["git checkpoint prune --task=ot"] == ["other"]
     assert answers["git checkpoint save -m "] == []  # a message: nothing to offer
@@ -125,3 +127,32 @@ def test_scripts_cover_every_command() -> None:
                     assert flag in bash, f"{name} {flag}"
     if shutil.which("bash"):
         subprocess.run(["bash", "-n"], input=bash, text=True, check=True)
+
+
+ZSH_DRIVER = """
+compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
+_describe() { print -l -- ${(P)4} }
+fpath=(FOLDER $fpath)
+autoload -Uz _git-checkpoint
+complete() { words=("${(@)argv[1,-2]}"); CURRENT=$#words; PREFIX=$argv[-1]; _git-checkpoint }
+print "== sub"; complete checkpoint sh sh
+print "== show"; complete checkpoint show "" ""
+print "== task"; complete checkpoint list --task "" ""
+"""
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_function(saved: Repo, tmp_path: Path) -> None:
+    """_git-checkpoint as zsh's _git calls it (words from the subcommand on), with
+    compadd and _describe stubbed to print what they are offered.
+    """
+    (tmp_path / "_git-checkpoint").write_text(zsh_script(cli))
+    script = ZSH_DRIVER.replace("FOLDER", str(tmp_path))
+    proc = subprocess.run(
+        ["zsh", "-f", "-c", script], cwd=saved.path, capture_output=True, text=True, check=True
+    )
+    sections = proc.stdout.split("== ")
+    sub, show, task = (s.split("\n")[1:] for s in sections[1:])
+    assert any(line.startswith("show:Show a checkpoint") for line in sub)
+    assert {"cp_002", "main/cp_002", "origin/main/cp_001", "@"} <= set(show)
+    assert [t for t in task if t] == ["main", "other"]
