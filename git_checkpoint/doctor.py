@@ -9,6 +9,7 @@ import dataclasses
 import fcntl
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .restore import read_journal
 MIN_GIT = (2, 31)
 GIT_FEATURES = "rev-parse --path-format, --pathspec-file-nul, fetch --no-write-fetch-head"
 MIN_PYGIT2 = (1, 15)
+SCRATCH_AGE = 3600  # seconds: a scratch index folder older than this was left by a killed run
 
 
 @dataclass(frozen=True)
@@ -178,11 +180,13 @@ def check_leftovers(repo: Repo) -> list[Check]:
     if holder is not None:
         out.append(Check("lock", "note", f"held by a running git-checkpoint (pid {holder})"))
     else:
+        # Read-only commands use scratch indexes without the lock: only old ones are left.
+        cutoff = time.time() - SCRATCH_AGE
         scratch = [
             str(p)
             for git_dir in _worktree_git_dirs(repo)
             for p in sorted(git_dir.glob("checkpoint-*"))
-            if p.is_dir()
+            if p.is_dir() and p.stat().st_mtime < cutoff
         ]
         if scratch:
             out.append(

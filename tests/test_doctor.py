@@ -5,6 +5,7 @@ with the fix for each problem, and a round trip that leaves nothing behind.
 from __future__ import annotations
 
 import json
+import os
 
 from .conftest import Repo
 
@@ -59,7 +60,10 @@ def test_interrupted_restore_and_leftovers(repo: Repo) -> None:
     }
     (repo.path / ".git/checkpoint").mkdir(exist_ok=True)
     (repo.path / ".git/checkpoint/restore-journal.json").write_text(json.dumps(journal))
-    (repo.path / ".git/checkpoint-abc123").mkdir()
+    scratch = repo.path / ".git/checkpoint-abc123"
+    scratch.mkdir()
+    assert "lock" not in checks(repo, 1)  # a fresh one may belong to a running command
+    os.utime(scratch, (1_700_000_000, 1_700_000_000))
     found = checks(repo, 1)
     assert found["restore"]["status"] == "fail"
     assert "interrupted" in found["restore"]["detail"]
