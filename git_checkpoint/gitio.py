@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import GitFailed, UsageError
+from .gitfast import CONFIG_ARGV
 
 if TYPE_CHECKING:
     import pygit2
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
 ZERO_OID = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-# The git config keys we read: ours, the origin URL (manifests), core.ignoreCase (excludes).
-CONFIG_PATTERN = r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$)"
+# The git config keys we read: ours, the origin URL (manifests), core.ignoreCase (excludes);
+# the hook's quick check reads the same (gitfast.CONFIG_ARGV).
+CONFIG_PATTERN = CONFIG_ARGV[3]
 
 # Environment variables that would make a git child act on another repository than ours.
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
@@ -94,28 +96,6 @@ def git_refuses_path(path: str, *, symlink: bool = False) -> bool:
         return True
     last = parts[-1].lower().rstrip(" .")
     return symlink and (last == ".gitmodules" or last.startswith("gitmod~"))
-
-
-def spawn_git(
-    argv: list[str], cwd: str | Path, *, env: Mapping[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    """Start `git argv…` in the background (stdout and stderr piped), with the same
-    environment rules as `run_git`; the caller collects it with `communicate()`.
-    """
-    full_env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-    full_env.update(env or {})
-    try:
-        return subprocess.Popen(
-            ["git", *argv],
-            cwd=cwd,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=tuple(INHERITED_FDS),
-        )
-    except OSError as exc:
-        raise GitFailed(argv, 127, str(exc)) from exc
 
 
 def _oid(text: str) -> str | None:

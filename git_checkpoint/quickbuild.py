@@ -9,6 +9,7 @@ under the lock we verify that the state is still the one the check read.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from . import quickstate
 from .config import Config
@@ -31,8 +32,8 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         or quickstate.refs_seen(repo, saved["task"]) != saved["refs"]
     ):
         return None
-    index = quickstate.folder(repo) / str(saved["saved_index"])
-    changed = found.scan.changed
+    index = Path(quickstate.folder(repo)) / str(saved["saved_index"])
+    changed = found.changed
     with repo.temp_index(seed=index) as env:
         if len(changed) > STAGE_PATHS_MAX:
             repo.git("add", "-u", env=env)
@@ -61,8 +62,8 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         repo,
         cfg,
         tracked,
-        untracked=found.scan.untracked,
-        deleted=tuple(sorted(set(saved["deleted"]) | set(found.scan.deleted))),
+        untracked=tuple(found.untracked),
+        deleted=tuple(sorted(set(saved["deleted"]) | set(found.deleted))),
         before=found.before,
         kept=kept,
         include_seen=found.include_seen,

@@ -4,21 +4,25 @@ latest checkpoint, and find that out fast.
 The last save left its temporary index and what it depended on (`quickstate.py`). If
 HEAD, the real index, the configuration and the task's refs are as they were, one
 `git status --porcelain=v2` against that index (read-only) tells whether any tracked
-file, any untracked file or any overlay file changed: nothing changed means no save, and
-no import of click, YAML or pygit2. Anything unexpected goes to the full save, which
-deduplicates against the latest checkpoint by content.
+file, any untracked file or any overlay file changed: nothing changed means no save.
+When something did, the save builds on that scan (`quickbuild.py`) instead of scanning
+again. Anything unexpected goes to the full save, which deduplicates by content.
+
+This module runs on every agent tool call: it imports os, json and two small modules of
+ours (no subprocess, typing, pathlib or dataclasses); the save path is imported only when
+a save is due.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from . import quickstate
-from .gitio import CONFIG_PATTERN, Repo, spawn_git
-from .scan import Scan, finish, finish_scan, include_argv, start_scan
+from .gitfast import CONFIG_ARGV, STATUS_ARGV, Spawned, parse_status
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Any of these in our environment means git resolves the repository differently from a
 # walk up the folders: leave it to `Repo.discover`.
@@ -30,7 +34,6 @@ _DISCOVERY_ENV = (
     "GIT_CEILING_DIRECTORIES",
     "GIT_DISCOVERY_ACROSS_FILESYSTEM",
 )
-CONFIG_ARGV = ["config", "-z", "--get-regexp", CONFIG_PATTERN]
 
 
 def auto_save(cwd: str, message: str) -> str | None:
@@ -45,17 +48,32 @@ def auto_save(cwd: str, message: str) -> str | None:
     return full_save(cwd, message, found)
 
 
-@dataclass(frozen=True)
+class Paths:
+    """A work tree's locations, found without git (quickstate.RepoPaths)."""
+
+    def __init__(self, root: str, git_dir: str, common_dir: str) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+
+
 class Found:
     """The quick check's answer: unchanged, or what changed since the last save (a scan
     against its kept index, which the save can build on instead of scanning again)."""
 
-    unchanged: bool
-    repo: Repo
-    saved: dict[str, Any]
-    before: quickstate.Before
-    scan: Scan
-    include_seen: list[str]
+    def __init__(
+        self,
+        unchanged: bool,
+        saved: dict[str, Any],
+        before: quickstate.Before,
+        scan: tuple[list[str], list[str], list[str], bool],
+        include_seen: list[str],
+    ) -> None:
+        self.unchanged = unchanged
+        self.saved = saved
+        self.before = before
+        self.changed, self.deleted, self.untracked, self.unmerged = scan
+        self.include_seen = include_seen
 
 
 def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
@@ -85,36 +103,40 @@ def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
 # --- the quick answer ---------------------------------------------------------------------
 
 
-def find_repo(cwd: str) -> Repo | None:
+def find_repo(cwd: str) -> Paths | None:
     """The repository of `cwd` by walking up to `.git`, as git would with no GIT_* set;
     None when unsure (the full path then asks git)."""
     if any(name in os.environ for name in _DISCOVERY_ENV):
         return None
-    here = Path(os.path.realpath(cwd))
-    for top in (here, *here.parents):
-        dot = top / ".git"
-        if dot.is_dir():
+    top = os.path.realpath(cwd)
+    while True:
+        dot = os.path.join(top, ".git")
+        if os.path.isdir(dot):
             git_dir = dot
-        elif dot.is_file():
+            break
+        if os.path.isfile(dot):
             try:
-                line = dot.read_text("utf-8").splitlines()[0]
-            except (OSError, ValueError, IndexError):
+                with open(dot, encoding="utf-8") as fh:
+                    line = fh.readline().strip()
+            except (OSError, ValueError):
                 return None
             if not line.startswith("gitdir: "):
                 return None
-            git_dir = Path(os.path.realpath(top / line[len("gitdir: ") :].strip()))
-        else:
-            continue
-        common = git_dir
-        try:
-            text = (git_dir / "commondir").read_text("utf-8").strip()
-            common = Path(os.path.realpath(git_dir / text))
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError):
+            git_dir = os.path.realpath(os.path.join(top, line[len("gitdir: ") :]))
+            break
+        parent = os.path.dirname(top)
+        if parent == top:
             return None
-        return Repo(root=top, git_dir=git_dir, common_dir=common)
-    return None
+        top = parent
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.realpath(os.path.join(git_dir, fh.read().strip()))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return None
+    return Paths(top, git_dir, common)
 
 
 def quick_unchanged(cwd: str) -> bool:
@@ -135,32 +157,39 @@ def check(cwd: str) -> Found | None:
     before = quickstate.before_scan(repo, recording=False)
     if not _same_before_scan(repo, saved, before):
         return None
-    index = quickstate.folder(repo) / str(saved["saved_index"])
+    index = os.path.join(quickstate.folder(repo), str(saved["saved_index"]))
     if quickstate.index_tail(index) != saved["saved_index_tail"]:
         return None
-    status = start_scan(repo, index, read_only=True)
-    config = spawn_git(CONFIG_ARGV, repo.root)
-    others = _start_include_listing(repo, saved)
-    scan: Scan = finish_scan(status)
-    config_out = config.communicate()[0]
-    seen = _nul_split(finish(others[0], others[1])) if others is not None else []
-    if config.returncode not in (0, 1) or _pairs(config_out) != [tuple(p) for p in saved["config"]]:
+    env = {"GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0"}  # never write it back
+    status = Spawned(list(STATUS_ARGV), repo.root, env)
+    config = Spawned(list(CONFIG_ARGV), repo.root)
+    argv = quickstate.include_argv(repo.root, saved["exclude_args"], saved["includes"])
+    others = Spawned(argv, repo.root, {"GIT_LITERAL_PATHSPECS": "1"}) if argv else None
+    scanned = status.result()
+    config_out = config.result(ok=(0, 1))  # 1: none of those keys is set
+    seen_out = others.result() if others is not None else b""
+    if scanned is None or seen_out is None or config_out is None:
         return None
-    if scan.unmerged or set(scan.untracked) & set(saved["deleted"]):
+    if _pairs(config_out) != [tuple(p) for p in saved["config"]]:
+        return None
+    scan = parse_status(scanned)
+    changed, _, untracked, unmerged = scan
+    if unmerged or set(untracked) & set(saved["deleted"]):
         return None  # a path the real index tracks is back: the kept index cannot tell
+    seen = _nul_split(seen_out)
     overlay = saved["overlay"]
     current = quickstate.overlay_stats(repo.root, overlay)
     unchanged = (
-        not scan.changed
-        and list(scan.untracked) == saved["untracked"]
+        not changed
+        and untracked == saved["untracked"]
         and seen == saved["include_others"]
         and current == overlay
         and quickstate.stats_trusted(current, int(saved["stamp_ns"]))
     )
-    return Found(unchanged, repo, saved, before, scan, seen)
+    return Found(unchanged, saved, before, scan, seen)
 
 
-def _same_before_scan(repo: Repo, saved: dict[str, Any], now: quickstate.Before) -> bool:
+def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before) -> bool:
     paths = [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)]
     if saved.get("paths") != paths:
         return False
@@ -179,21 +208,33 @@ def _same_before_scan(repo: Repo, saved: dict[str, Any], now: quickstate.Before)
     return bool(saved["refs"]["loose"].get(ref_name) == saved["commit"])
 
 
-def _head_commit(repo: Repo, head_text: str) -> str | None:
-    """HEAD's commit from files alone; None when that takes git (then: not quick)."""
+def _head_commit(repo: Paths, head_text: str) -> str | None:
+    """HEAD's commit from files alone (gitio.Repo.read_ref_file); None when that would
+    take git (then: not quick)."""
     text = head_text.strip()
-    if text.startswith("ref: refs/heads/"):
-        return repo.read_ref_file(text[5:])
-    return text if len(text) in (40, 64) else None
-
-
-def _start_include_listing(repo: Repo, saved: dict[str, Any]) -> tuple[Any, list[str]] | None:
-    """The same `ls-files -o` of the includes that the save ran (against the real index,
-    unchanged since), started in the background."""
-    argv = include_argv(repo.root, saved["exclude_args"], saved["includes"])
-    if argv is None:
+    if not text.startswith("ref: refs/heads/"):
+        return text if _is_oid(text) else None
+    ref = text[5:]
+    try:
+        with open(os.path.join(repo.common_dir, ref), "rb") as fh:
+            found = fh.read().decode("ascii", "replace").strip()
+        return found if _is_oid(found) else None
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(repo.common_dir, "packed-refs"), "rb") as fh:
+            packed = fh.read()
+    except OSError:
         return None
-    return spawn_git(argv, repo.root, env={"GIT_LITERAL_PATHSPECS": "1"}), argv
+    at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
+    if at < 0:
+        return None
+    found = packed[packed.rfind(b"\n", 0, at) + 1 : at].decode("ascii", "replace")
+    return found if _is_oid(found) else None
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def _nul_split(out: bytes) -> list[str]:

@@ -15,12 +15,22 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from .gitio import Repo
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook path imports this module: no typing, pathlib, dataclasses
+    from collections.abc import Iterable, Sequence
+    from typing import Any, Protocol
+
+    class RepoPaths(Protocol):
+        """A gitio.Repo, or the quick check's paths found without git."""
+
+        @property
+        def root(self) -> str | os.PathLike[str]: ...
+        @property
+        def git_dir(self) -> str | os.PathLike[str]: ...
+        @property
+        def common_dir(self) -> str | os.PathLike[str]: ...
+
 
 VERSION = 1
 STARTED_NS = time.time_ns()  # before this process read any configuration
@@ -29,11 +39,11 @@ TAIL = 32  # the index's checksum trailer (20 bytes for SHA-1, 32 for SHA-256), 
 CONFIG_FILE = ".checkpoint.yaml"
 
 
-def folder(repo: Repo) -> Path:
-    return repo.git_dir / "checkpoint" / "quick"
+def folder(repo: RepoPaths) -> str:
+    return os.path.join(repo.git_dir, "checkpoint", "quick")
 
 
-def index_tail(index: Path) -> str | None:
+def index_tail(index: str | os.PathLike[str]) -> str | None:
     """The size and checksum trailer of an index file, or None when there is none."""
     try:
         with open(index, "rb") as fh:
@@ -44,7 +54,7 @@ def index_tail(index: Path) -> str | None:
         return None
 
 
-def file_digest(path: Path, recording: bool) -> str | None:
+def file_digest(path: str, recording: bool) -> str | None:
     """A small file's bytes (as text), its kind if it is no regular file, None if absent.
     `recording`: "racy" if it changed after this process may have read it."""
     try:
@@ -55,10 +65,11 @@ def file_digest(path: Path, recording: bool) -> str | None:
         return f"mode {st.st_mode:o}"
     if recording and max(st.st_mtime_ns, st.st_ctime_ns) >= STARTED_NS - RACY_NS:
         return "racy"  # written around when we read it: no promise about which version
-    return path.read_bytes().decode("latin-1")  # it is small: keep it whole
+    with open(path, "rb") as fh:
+        return fh.read().decode("latin-1")  # it is small: keep it whole
 
 
-def file_stat(path: Path) -> list[int] | None:
+def file_stat(path: str) -> list[int] | None:
     try:
         st = os.lstat(path)
     except OSError:
@@ -66,8 +77,10 @@ def file_stat(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
 
 
-def overlay_stats(root: Path, files: Iterable[str]) -> dict[str, list[int] | None]:
-    return {f: file_stat(root / f) for f in files}
+def overlay_stats(
+    root: str | os.PathLike[str], files: Iterable[str]
+) -> dict[str, list[int] | None]:
+    return {f: file_stat(os.path.join(root, f)) for f in files}
 
 
 def stats_trusted(stats: dict[str, list[int] | None], stamp_ns: int) -> bool:
@@ -77,68 +90,102 @@ def stats_trusted(stats: dict[str, list[int] | None], stamp_ns: int) -> bool:
     return all(s is not None and s[1] < limit and s[2] < limit for s in stats.values())
 
 
-def refs_seen(repo: Repo, task: str) -> dict[str, Any] | None:
+def refs_seen(repo: RepoPaths, task: str) -> dict[str, Any] | None:
     """The task's loose refs (name -> content) and packed-refs' stat data; None when refs
     are not plain files (reftable)."""
-    if (repo.common_dir / "reftable").exists():
+    if os.path.exists(os.path.join(repo.common_dir, "reftable")):
         return None
     loose: dict[str, str] = {}
-    base = repo.common_dir / "refs" / "checkpoints" / task
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        for entry in os.scandir(base):
-            if entry.is_file(follow_symlinks=False):
-                loose[entry.name] = Path(entry.path).read_text("ascii", "replace").strip()
-            else:
-                loose[entry.name + "/"] = ""
-    return {"loose": loose, "packed": file_stat(repo.common_dir / "packed-refs")}
+    base = os.path.join(repo.common_dir, "refs", "checkpoints", task)
+    try:
+        entries = list(os.scandir(base))
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    for entry in entries:
+        if entry.is_file(follow_symlinks=False):
+            with open(entry.path, "rb") as fh:
+                loose[entry.name] = fh.read().decode("ascii", "replace").strip()
+        else:
+            loose[entry.name + "/"] = ""
+    return {"loose": loose, "packed": file_stat(os.path.join(repo.common_dir, "packed-refs"))}
 
 
-@dataclass(frozen=True)
+def include_argv(
+    root: str | os.PathLike[str], exclude_args: Sequence[str], includes: Sequence[str]
+) -> list[str] | None:
+    """`ls-files -o` of the includes that exist: without --exclude-standard, ignored files
+    under them are listed too; the configured excludes still win over an include. (Run
+    it with GIT_LITERAL_PATHSPECS=1.)"""
+    present = [p for p in includes if os.path.lexists(os.path.join(root, p))]
+    return ["ls-files", "-z", "-o", *exclude_args, "--", *present] if present else None
+
+
 class Before:
     """Read before a scan: a change after this point shows as a difference later."""
 
-    head_text: str
-    index: str | None
-    config_file: str | None
-    journal: bool  # a restore is pending
-    stamp_ns: int
+    __slots__ = ("config_file", "head_text", "index", "journal", "stamp_ns")
+
+    def __init__(
+        self, head_text: str, index: str | None, config_file: str | None, journal: bool,
+        stamp_ns: int,
+    ) -> None:  # fmt: skip
+        self.head_text = head_text
+        self.index = index
+        self.config_file = config_file
+        self.journal = journal  # a restore is pending
+        self.stamp_ns = stamp_ns
 
 
-def before_scan(repo: Repo, recording: bool) -> Before:
+def before_scan(repo: RepoPaths, recording: bool) -> Before:
     try:
-        head_text = (repo.git_dir / "HEAD").read_text("utf-8", "surrogateescape")
+        with open(os.path.join(repo.git_dir, "HEAD"), "rb") as fh:
+            head_text = fh.read().decode("utf-8", "surrogateescape")
     except OSError:
         head_text = ""
     return Before(
         head_text=head_text,
-        index=index_tail(repo.git_dir / "index"),
-        config_file=file_digest(repo.root / CONFIG_FILE, recording),
-        journal=(repo.git_dir / "checkpoint" / "restore-journal.json").exists(),
+        index=index_tail(os.path.join(repo.git_dir, "index")),
+        config_file=file_digest(os.path.join(repo.root, CONFIG_FILE), recording),
+        journal=os.path.exists(os.path.join(repo.git_dir, "checkpoint", "restore-journal.json")),
         stamp_ns=time.time_ns(),
     )
 
 
-@dataclass(frozen=True)
 class Seed:
     """What capture hands to `record`: the kept index and what the scan saw."""
 
-    before: Before
-    index_path: Path  # the kept temporary index (W), to be adopted by `record`
-    untracked: tuple[str, ...]  # the scan's raw untracked list
-    deleted: tuple[str, ...]  # tracked in the real index, gone from the work tree
-    include_others: tuple[str, ...]  # `ls-files -o` of the includes (ignored ones too)
-    includes: tuple[str, ...]  # the configured includes
-    exclude_args: tuple[str, ...]  # the configured excludes, as ls-files options
-    overlay: dict[str, list[int] | None]  # stat data of the captured overlay files
-    config: list[tuple[str, str]]  # the git config pairs the save used
-    intent_to_add: tuple[str, ...]  # `git add -N` entries of the real index
-    overlay_bytes: int
+    def __init__(
+        self,
+        *,
+        before: Before,
+        index_path: str,  # the kept temporary index (W), to be adopted by `record`
+        untracked: tuple[str, ...],  # the scan's raw untracked list
+        deleted: tuple[str, ...],  # tracked in the real index, gone from the work tree
+        include_others: tuple[str, ...],  # `ls-files -o` of the includes (ignored ones too)
+        includes: tuple[str, ...],  # the configured includes
+        exclude_args: tuple[str, ...],  # the configured excludes, as ls-files options
+        overlay: dict[str, list[int] | None],  # stat data of the captured overlay files
+        config: list[tuple[str, str]],  # the git config pairs the save used
+        intent_to_add: tuple[str, ...],  # `git add -N` entries of the real index
+        overlay_bytes: int,
+    ) -> None:
+        self.before = before
+        self.index_path = index_path
+        self.untracked = untracked
+        self.deleted = deleted
+        self.include_others = include_others
+        self.includes = includes
+        self.exclude_args = exclude_args
+        self.overlay = overlay
+        self.config = config
+        self.intent_to_add = intent_to_add
+        self.overlay_bytes = overlay_bytes
 
 
-def discard_path(path: Path | None) -> None:
+def discard_path(path: str | None) -> None:
     if path is not None:
         with contextlib.suppress(OSError):
-            path.unlink()
+            os.unlink(path)
 
 
 def discard(seed: Seed | None) -> None:
@@ -146,7 +193,7 @@ def discard(seed: Seed | None) -> None:
 
 
 def record(
-    repo: Repo,
+    repo: RepoPaths,
     seed: Seed,
     *,
     task: str,
@@ -163,7 +210,6 @@ def record(
         and stats_trusted(seed.overlay, before.stamp_ns)
     )
     where = folder(repo)
-    state_path = where / "state.json"
     if not usable:
         forget(repo)
         discard(seed)
@@ -174,12 +220,13 @@ def record(
         discard(seed)
         return
     index_name = f"index-{os.getpid()}-{time.time_ns()}"
-    os.replace(seed.index_path, where / index_name)
+    index = os.path.join(where, index_name)
+    os.replace(seed.index_path, index)
     # Racy git: git re-checks by content every entry whose mtime is not older than the
     # index file. Dating the kept index back to before the scan that hashed or verified
     # its entries keeps an edit made in the same second as that scan visible, even when
     # the index was written a second later.
-    os.utime(where / index_name, ns=(before.stamp_ns, before.stamp_ns))
+    os.utime(index, ns=(before.stamp_ns, before.stamp_ns))
     data = {
         "version": VERSION,
         "paths": [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)],
@@ -193,7 +240,7 @@ def record(
         "commit": commit,
         "refs": refs,
         "saved_index": index_name,
-        "saved_index_tail": index_tail(where / index_name),
+        "saved_index_tail": index_tail(index),
         "untracked": list(seed.untracked),
         "deleted": list(seed.deleted),
         "include_others": list(seed.include_others),
@@ -205,33 +252,33 @@ def record(
         "stamp_ns": before.stamp_ns,
         "trees": trees,
     }
-    tmp = where / f".state.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, state_path)
+    tmp = os.path.join(where, f".state.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data))
+    os.replace(tmp, os.path.join(where, "state.json"))
     hour_ago = time.time() - 3600
-    for old in where.iterdir():
-        stale = old.name.startswith("index-") and old.name != index_name
+    for entry in os.scandir(where):
+        stale = entry.name.startswith("index-") and entry.name != index_name
         # pending-*: kept by a capture that failed before its save (a crash, a refusal)
-        if stale or (old.name.startswith("pending-") and _mtime(old) < hour_ago):
-            with contextlib.suppress(OSError):
-                old.unlink()
+        if stale or (entry.name.startswith("pending-") and _mtime(entry.path) < hour_ago):
+            discard_path(entry.path)
 
 
-def _mtime(path: Path) -> float:
+def _mtime(path: str) -> float:
     try:
-        return path.stat().st_mtime
+        return os.stat(path).st_mtime
     except OSError:
         return 0.0
 
 
-def forget(repo: Repo) -> None:
-    with contextlib.suppress(OSError):
-        (folder(repo) / "state.json").unlink()
+def forget(repo: RepoPaths) -> None:
+    discard_path(os.path.join(folder(repo), "state.json"))
 
 
-def load(repo: Repo) -> dict[str, Any] | None:
+def load(repo: RepoPaths) -> dict[str, Any] | None:
     try:
-        data = json.loads((folder(repo) / "state.json").read_text("utf-8"))
+        with open(os.path.join(folder(repo), "state.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION:
@@ -239,8 +286,8 @@ def load(repo: Repo) -> dict[str, Any] | None:
     return data
 
 
-def keep_path(repo: Repo) -> Path:
+def keep_path(repo: RepoPaths) -> str:
     """Where capture parks the index it wants kept (same file system: a rename)."""
     where = folder(repo)
-    where.mkdir(parents=True, exist_ok=True)
-    return where / f"pending-{os.getpid()}-{time.time_ns()}"
+    os.makedirs(where, exist_ok=True)
+    return os.path.join(where, f"pending-{os.getpid()}-{time.time_ns()}")

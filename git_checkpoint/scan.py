@@ -5,28 +5,19 @@ every tracked path whose work-tree state differs from that index and every untra
 non-ignored path: what `add -u` and `ls-files -o` found in two scans. It stats what the
 index stats and hashes only racily-clean entries, and uses core.fsmonitor when it is on.
 
-Standard library and gitio only: the hook path imports this before deciding to save.
+The save path's scan; the hook's quick check runs the same command through gitfast.py.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import GitFailed
-from .gitio import Repo, run_git, spawn_git
+from . import gitfast
+from .gitio import Repo, run_git
 
-STATUS_ARGV = (
-    "status",
-    "--porcelain=v2",
-    "-z",
-    "--untracked-files=all",
-    "--no-renames",
-    "--ignore-submodules=dirty",  # a submodule counts by its commit, as `add -u` records it
-)
+STATUS_ARGV = gitfast.STATUS_ARGV
 
 
 @dataclass(frozen=True)
@@ -39,32 +30,7 @@ class Scan:
 
 def parse_status(out: bytes) -> Scan:
     """The records of `status --porcelain=v2 -z`."""
-    records = out.decode("utf-8", "surrogateescape").split("\0")
-    changed: list[str] = []
-    deleted: list[str] = []
-    untracked: list[str] = []
-    unmerged = False
-    i = 0
-    while i < len(records):
-        rec = records[i]
-        i += 1
-        kind = rec[:1]
-        if kind == "1":  # 1 XY sub mH mI mW hH hI path
-            fields = rec.split(" ", 8)
-            if fields[1][1] != ".":
-                changed.append(fields[8])
-                if fields[1][1] == "D":
-                    deleted.append(fields[8])
-        elif kind == "2":  # renames are off, but parse them anyway: path, then origPath
-            fields = rec.split(" ", 9)
-            i += 1
-            if fields[1][1] != ".":
-                changed.append(fields[9])
-        elif kind == "u":
-            unmerged = True
-            changed.append(rec.split(" ", 10)[10])
-        elif kind == "?":
-            untracked.append(rec[2:])
+    changed, deleted, untracked, unmerged = gitfast.parse_status(out)
     return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged)
 
 
@@ -80,22 +46,6 @@ def scan(repo: Repo, index: Path, *, read_only: bool = False) -> Scan:
     return parse_status(repo.git(*STATUS_ARGV, env=status_env(index, read_only=read_only)))
 
 
-def start_scan(repo: Repo, index: Path, *, read_only: bool = False) -> subprocess.Popen[bytes]:
-    """The same scan, started in the background; finish it with `finish_scan`."""
-    return spawn_git(list(STATUS_ARGV), repo.root, env=status_env(index, read_only=read_only))
-
-
-def finish(proc: subprocess.Popen[bytes], argv: Sequence[str]) -> bytes:
-    out, err = proc.communicate()
-    if proc.returncode != 0:
-        raise GitFailed(list(argv), proc.returncode, err.decode(errors="replace"))
-    return out
-
-
-def finish_scan(proc: subprocess.Popen[bytes]) -> Scan:
-    return parse_status(finish(proc, STATUS_ARGV))
-
-
 def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
     """`add -u` restricted to `paths` (tracked ones): hash what changed, drop what is gone,
     exactly as a whole `add -u` would treat them, without stat-ing the rest again.
@@ -109,16 +59,6 @@ def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
         stdin=data,
         env={**env, "GIT_LITERAL_PATHSPECS": "1"},
     )
-
-
-def include_argv(
-    root: Path, exclude_args: Sequence[str], includes: Sequence[str]
-) -> list[str] | None:
-    """`ls-files -o` of the includes that exist: without --exclude-standard, ignored files
-    under them are listed too; the configured excludes still win over an include. (Run
-    it with GIT_LITERAL_PATHSPECS=1.)"""
-    present = [p for p in includes if os.path.lexists(root / p)]
-    return ["ls-files", "-z", "-o", *exclude_args, "--", *present] if present else None
 
 
 # --- untracked.exclude without a second scan -------------------------------------------------

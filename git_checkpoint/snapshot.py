@@ -20,7 +20,8 @@ from . import quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
 from .gitio import Repo, git_refuses_path, nul_list
-from .scan import Scan, exclude_matcher, include_argv, scan, stage
+from .quickstate import include_argv
+from .scan import Scan, exclude_matcher, scan, stage
 
 # Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
 # index) beats matching that many pathspecs against every entry.
@@ -239,7 +240,7 @@ def capture_workspace(
     base, branch = repo.head()
     sparse = _sparse_option(repo)
     scanned: Scan | None = None
-    kept: Path | None = None
+    kept: str | None = None
     with repo.temp_index(seed=repo.git_dir / "index") as env:
         try:
             index_tree = repo.git("write-tree", env=env).decode().strip()
@@ -299,7 +300,7 @@ def finish_snapshot(
     untracked: tuple[str, ...] | None,
     deleted: tuple[str, ...],
     before: quickstate.Before | None,
-    kept: Path | None,
+    kept: str | None,
     include_seen: list[str] | None = None,
     prior_overlay: tuple[dict[str, list[int] | None], str | None, int] | None = None,
 ) -> Snapshot:

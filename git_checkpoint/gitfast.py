@@ -1,0 +1,111 @@
+"""git for the hook path: started with `os.posix_spawnp`, read from a pipe.
+
+Every agent tool call pays for the hook's process, and `subprocess` (with `signal`,
+`selectors`, `threading`), `dataclasses`, `typing` and `pathlib` cost more CPU to import
+than the quick check spends in Python. So the quick check (quicksave.py) runs its few
+git commands through this module, which imports `os` only; everything else runs git
+through gitio.py. The same environment rules apply: no GIT_DIR and friends from our own
+environment reach git.
+"""
+
+from __future__ import annotations
+
+import os
+
+# The same list as gitio._REPO_ENV: variables that would point git at another repository.
+REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+
+# One scan of the work tree against an index (scan.py). --ignore-submodules=dirty: a
+# submodule counts by its commit, as `add -u` records it.
+STATUS_ARGV = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=dirty",
+)
+# The git config a save reads (gitio.CONFIG_PATTERN), compared as read.
+CONFIG_ARGV = (
+    "config",
+    "-z",
+    "--get-regexp",
+    r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$)",
+)
+
+
+class Spawned:
+    """A git child whose stdout is a pipe; stderr goes to /dev/null (a failure is a
+    nonzero exit, and the caller then falls back to the full path, which reports it)."""
+
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str] | None = None) -> None:
+        child_env = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
+        child_env.update(env or {})
+        read_end, write_end = os.pipe()
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            self.pid = os.posix_spawnp(
+                "git",
+                ["git", "-C", cwd, *argv],
+                child_env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, null, 0),
+                    (os.POSIX_SPAWN_DUP2, write_end, 1),
+                    (os.POSIX_SPAWN_DUP2, null, 2),
+                    (os.POSIX_SPAWN_CLOSE, read_end),
+                ],
+            )
+        except OSError:
+            os.close(read_end)
+            self.pid = 0
+            self.fd = -1
+        else:
+            self.fd = read_end
+        finally:
+            os.close(write_end)
+            os.close(null)
+
+    def result(self, ok: tuple[int, ...] = (0,)) -> bytes | None:
+        """All of stdout, or None when git could not run or exited with a code not `ok`."""
+        if self.pid == 0:
+            return None
+        chunks = []
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                chunks.append(chunk)
+        finally:
+            os.close(self.fd)
+            _, status = os.waitpid(self.pid, 0)
+        return b"".join(chunks) if os.waitstatus_to_exitcode(status) in ok else None
+
+
+def parse_status(out: bytes) -> tuple[list[str], list[str], list[str], bool]:
+    """`status --porcelain=v2 -z` records: (tracked paths whose work-tree state differs
+    from the index, the subset gone from the work tree, untracked paths, any unmerged)."""
+    records = out.decode("utf-8", "surrogateescape").split("\0")
+    changed: list[str] = []
+    deleted: list[str] = []
+    untracked: list[str] = []
+    unmerged = False
+    i = 0
+    while i < len(records):
+        rec = records[i]
+        i += 1
+        kind = rec[:1]
+        if kind == "1":  # 1 XY sub mH mI mW hH hI path
+            fields = rec.split(" ", 8)
+            if fields[1][1] != ".":
+                changed.append(fields[8])
+                if fields[1][1] == "D":
+                    deleted.append(fields[8])
+        elif kind == "2":  # renames are off, but parse them anyway: path, then origPath
+            fields = rec.split(" ", 9)
+            i += 1
+            if fields[1][1] != ".":
+                changed.append(fields[9])
+        elif kind == "u":
+            unmerged = True
+            changed.append(rec.split(" ", 10)[10])
+        elif kind == "?":
+            untracked.append(rec[2:])
+    return changed, deleted, untracked, unmerged
