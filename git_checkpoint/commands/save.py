@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import state, tasks
+from .. import quickstate, state, tasks
 from ..context import Context
 from ..errors import CheckpointError, Refused
 from ..secrets_scan import scan_snapshot
@@ -120,19 +120,25 @@ def run(
     )
 
 
-def _scanned_snapshot(ctx: Context, task: str, auto: bool) -> tuple[Snapshot, list[str]]:
+def _scanned_snapshot(ctx: Context, task: str, auto: bool) -> tuple[Snapshot | None, list[str]]:
     """The workspace, and the secrets in what is new in it (secrets.on_save): `block`
     refuses the save; `warn` says so, except on auto-saves (push scans again anyway).
+    None: no scan, the save captures the workspace itself.
     """
-    snapshot = capture_workspace(ctx.repo, ctx.config, keep=True)  # keep: quicksave.py
     mode = ctx.config.secrets_on_save
     if mode == "ignore" or (auto and mode == "warn"):
-        return snapshot, []
+        return None, []
+    # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
+    snapshot = capture_workspace(ctx.repo, ctx.config, keep=True)
     allow = ctx.config.secrets_allow
-    found = [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow)]
-    if found and mode == "block":
-        raise Refused(
-            f"secrets in the workspace, nothing saved (secrets.on_save: block): "
-            f"{'; '.join(found[:5])}; list false positives under secrets.allow"
-        )
+    try:
+        found = [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow)]
+        if found and mode == "block":
+            raise Refused(
+                f"secrets in the workspace, nothing saved (secrets.on_save: block): "
+                f"{'; '.join(found[:5])}; list false positives under secrets.allow"
+            )
+    except BaseException:
+        quickstate.discard(snapshot.seed)
+        raise
     return snapshot, found
