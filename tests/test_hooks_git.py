@@ -233,3 +233,14 @@ def test_templates_are_posix_shell(name: str) -> None:
     template = Path(__file__).parent.parent / "hooks" / "git" / name
     assert subprocess.run(["sh", "-n", str(template)], check=False).returncode == 0
     assert os.access(template, os.X_OK)
+
+
+def test_a_shared_hooks_path_outside_the_repository_is_named_as_such(
+    repo: Repo, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared-hooks"
+    repo.git("config", "core.hooksPath", str(shared))
+    out = repo.cp("hooks", "install", "--git").stdout
+    assert "shared with others" in out and (shared / "pre-rebase").exists()
+    repo.cp("hooks", "uninstall", "--git")
+    assert not shared.exists()

@@ -126,6 +126,8 @@ def run(
             outcome = "removed" if touched else "not installed"
         if touched:
             outcome += f": {', '.join(touched)}"
+        if action == "install" and not _inside(git_hooks.hooks_dir(repo), repo):
+            outcome += " (core.hooksPath outside this repository: shared with others using it)"
         changes.append(HookChange("git", folder, outcome))
     return HooksResult(action, changes=changes, shell_line=_shell_line() if shell else None)
 
@@ -152,6 +154,11 @@ def _agent_status(name: str, scope: str, repo: Repo | None, home: Path) -> Agent
     return AgentState(
         state.agent, state.scope, _show(path, repo), state.state, state.edited_since_install
     )
+
+
+def _inside(path: Path, repo: Repo) -> bool:
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(p.resolve()) for p in (repo.root, repo.common_dir))
 
 
 def _show(path: Path, repo: Repo | None) -> str:
