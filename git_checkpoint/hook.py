@@ -110,8 +110,9 @@ def agent_plan(agent: str, event: str, payload: dict[str, Any]) -> tuple[str, st
         return _if_risky(cwd, _text(payload.get("command")))
     if event == "afterFileEdit":  # Cursor has no hook before an edit: keep each edit
         return cwd, f"after edit of {_rel(_text(payload.get('file_path')), cwd)}"
-    if tool in SHELL_TOOLS:
-        return _if_risky(cwd, _text(args.get("command")))
+    if tool in SHELL_TOOLS:  # Gemini CLI may run it in a `directory` below the project
+        where = os.path.join(cwd, _text(args.get("directory")))
+        return _if_risky(where if os.path.isdir(where) else cwd, _text(args.get("command")))
     if tool in EDIT_TOOLS:
         path = _text(args.get("file_path") or args.get("notebook_path") or args.get("path"))
         if tool == "apply_patch":  # Codex: the patch names its files

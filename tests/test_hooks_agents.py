@@ -294,3 +294,11 @@ def test_an_agent_that_closed_our_stdout_still_gets_exit_0(repo: Repo) -> None:
         )
         assert proc.stdout == b"0\n", proc.stderr
         assert b"Traceback" not in proc.stderr
+
+
+def test_gemini_shell_directory_is_where_the_command_runs(repo: Repo, tmp_path: Path) -> None:
+    data = json.loads(payload("gemini-cli", "BeforeTool-run_shell_command-harmless", repo.path))
+    data["tool_input"] = {"command": "echo x > app.py", "directory": "src"}  # src/app.py exists
+    repo.write("notes.txt", "work\n")
+    run_hook("gemini-cli", "BeforeTool", json.dumps(data).encode(), tmp_path)
+    assert len(checkpoints(repo)) == 1
