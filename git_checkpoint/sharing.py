@@ -315,8 +315,9 @@ def fetch(repo: Repo, remote: str, *, progress: Progress) -> FetchOutcome:
     try:
         if repo.resolve_ref(notes_tmp) is not None:
             progress(f"merging {remote}'s notes")
+            notes_before = repo.resolve_ref(NOTES_REF)
             merge_notes(repo, NOTES_REF, notes_tmp)
-            merged = True
+            merged = repo.resolve_ref(NOTES_REF) != notes_before
     finally:
         _drop_ref(repo, notes_tmp)
 

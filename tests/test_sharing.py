@@ -201,7 +201,7 @@ def test_push_and_fetch_bad_usage(repo: Repo, tmp_path: Path) -> None:
     assert "no checkpoints fetched" in repo.cp("list", "--remote", "origin", expect=2).stderr
     repo.cp("fetch")
     data = json.loads(repo.cp("fetch", "--json").stdout)
-    assert data["new"] == []
+    assert data["new"] == [] and data["notes_merged"] is False
 
 
 def test_progress_goes_to_stderr_only_on_a_terminal(repo: Repo, tmp_path: Path) -> None:
