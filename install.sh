@@ -110,4 +110,10 @@ if [ "$mode" = test ]; then
   echo "== ruff";  "$venv/bin/ruff" check git_checkpoint tests bench
   echo "== mypy --strict"; "$venv/bin/mypy" --strict git_checkpoint
   echo "== pytest"; PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 2
+  # The benchmark at its smallest, so that it never rots (one round; no timing is judged).
+  echo "== bench (1,000 files, 1 round)"
+  bench_tmp=$(mktemp -d)
+  PATH="$venv/bin:$PATH" "$venv/bin/python" bench/bench.py --sizes 1000 --repeat 1 --warmup 0 \
+    --node-modules 500 --restore-files 100 --storage-count 3 --cache "$bench_tmp" >/dev/null
+  rm -rf "$bench_tmp"
 fi

@@ -50,15 +50,22 @@ class Sample:
     stderr: str
 
 
+TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
 def measure(
     argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: bytes | None = None
 ) -> Sample:
     """Wall time of one run (spawn included, as a user or a hook pays it) and the peak
-    RSS of the process and the children it waited for (wait4's rusage)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    RSS of the process and the children it waited for. A child forked from this (large)
+    process starts with our RSS as its high-water mark, so the RSS comes from GNU time
+    (small) in front of the command when it is there, else from wait4 (an upper bound)."""
+    with tempfile.NamedTemporaryFile() as rss, tempfile.TemporaryFile() as out, \
+            tempfile.TemporaryFile() as err:  # fmt: skip
+        prefix = [TIME, "-f", "%M", "-o", rss.name] if TIME else []
         start = time.perf_counter()
         proc = subprocess.Popen(
-            list(argv),
+            [*prefix, *argv],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -73,9 +80,14 @@ def measure(
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
+        if TIME:
+            text = Path(rss.name).read_text().split()
+            usage_kb = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
+        else:
+            usage_kb = usage.ru_maxrss
         sample = Sample(
             ms,
-            usage.ru_maxrss,
+            usage_kb,
             out.read().decode(errors="replace"),
             err.read().decode(errors="replace"),
         )
@@ -242,7 +254,7 @@ class SizeBench:
         return paths
 
     def originals(self, paths: list[str]) -> bool:
-        return all(self.read(rel) == self.repo.original[rel] for rel in paths)
+        return all(self.read(rel) == self.repo.original[rel] for rel in paths) is True
 
     def rounds(self) -> range:
         return range(self.args.warmup + self.args.repeat)
@@ -519,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{size}] {line}", file=sys.stderr, flush=True)
 
             say("repository (cached under --cache)")
-            repo = synth.cached(Path(args.cache), size, args.node_modules, args.seed, env)
+            pool = args.restore_files
+            repo = synth.cached(Path(args.cache), size, args.node_modules, args.seed, env, pool)
             bench = SizeBench(repo, env, args, hook)
             say("status, save, auto-saves, stash, seed save")
             bench.main_rounds()

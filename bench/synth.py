@@ -37,8 +37,8 @@ class SyntheticRepo:
     attempt_pool: list[str]  # other tracked files, for a failed attempt's edits
     original: dict[str, bytes] = field(default_factory=dict, repr=False)
 
-    def load_originals(self) -> None:
-        for rel in self.changed + self.attempt_pool:
+    def load_originals(self, pool: int) -> None:
+        for rel in self.changed + self.attempt_pool[:pool]:
             self.original[rel] = (self.path / rel).read_bytes()
 
 
@@ -139,7 +139,7 @@ def _git(path: Path, env: dict[str, str], *args: str) -> None:
 
 
 def cached(
-    root: Path, n_files: int, n_node_modules: int, seed: int, env: dict[str, str]
+    root: Path, n_files: int, n_node_modules: int, seed: int, env: dict[str, str], pool: int
 ) -> SyntheticRepo:
     """The repository of this size from the cache (built and committed on first use),
     put back to its committed state: no checkpoints, no stash, no untracked files."""
@@ -159,7 +159,7 @@ def cached(
     data["fixtures"] = fixture_names()
     repo = SyntheticRepo(path=path, **data)
     reset(repo, env)
-    repo.load_originals()
+    repo.load_originals(pool)  # only what the attempts edit: a small bench process
     return repo
 
 
