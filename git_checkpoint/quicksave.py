@@ -97,6 +97,10 @@ def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
             return None
         cp = outcome.checkpoint
         state.log_event(repo, "save", task=task, checkpoint=cp.id, commit=cp.commit, auto=True)
+        if ctx.config.retention.auto:
+            from .retention import auto_prune
+
+            auto_prune(repo, ctx.config.retention, task)  # a problem waits for the next prune
     return cp.id
 
 

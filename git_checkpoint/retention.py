@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import state, tasks
 from .config import Retention
-from .errors import Refused, UsageError
+from .errors import CheckpointError, Refused, UsageError
 from .gitio import Repo
 from .journal import RestoreRecord, read_journal, restore_records
 from .notes import derive_status, read_events
@@ -187,3 +187,15 @@ def remove(repo: Repo, decisions: list[Decision], op: str = "prune") -> list[Dec
 def prune_tasks(repo: Repo, policy: Retention, task_names: list[str]) -> list[Decision]:
     """Plan and remove in one go (callers hold the lock); return what was removed."""
     return remove(repo, plan(repo, policy, task_names))
+
+
+def auto_prune(repo: Repo, policy: Retention, task: str) -> tuple[list[str], str | None]:
+    """`retention.auto`: prune the task after a save (callers hold the lock). Never fails
+    the save that came first: returns (the ids removed, or why nothing could be).
+    """
+    if not policy.auto:
+        return [], None
+    try:
+        return [d.id for d in prune_tasks(repo, policy, [task])], None
+    except CheckpointError as exc:
+        return [], f"retention.auto did not prune: {exc}"

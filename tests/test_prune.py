@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
 from pathlib import Path
 
 from .conftest import Repo
@@ -183,3 +185,22 @@ def test_what_undo_needs_in_another_worktree_stays(repo: Repo, tmp_path: Path) -
     assert [d["id"] for d in result["removed"]] == ["cp_001", "cp_004"]
     assert {d["id"]: d["reason"] for d in result["kept"]}["cp_003"] == "what undo goes back to"
     other.cp("undo", env=env)
+
+
+def test_auto_prunes_after_hook_and_guard_saves(repo: Repo) -> None:
+    policy(repo, "{keep_last: 2, auto: true}")
+    save_days(repo, [1, 2])  # cp_001, cp_002
+    fixture = Path(__file__).parent / "fixtures/hooks/claude-code/UserPromptSubmit.json"
+    repo.write("src/app.py", "print('before a prompt')\n")
+    subprocess.run(
+        ["git-checkpoint-hook", "claude-code", "UserPromptSubmit"],
+        input=fixture.read_text().replace("__CWD__", str(repo.path)),
+        cwd=repo.path,
+        text=True,
+        env={**os.environ, **day(3)},
+        check=True,
+    )
+    assert refs(repo) == ["cp_002", "cp_003"]  # the hook's auto-save pruned cp_001
+    repo.write("src/app.py", "print('before rm')\n")
+    repo.cp("guard", "--", "rm", "-f", "nothing-here", env=day(3))
+    assert refs(repo) == ["cp_003", "cp_004"]

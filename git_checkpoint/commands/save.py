@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .. import quickstate, state, tasks
 from ..context import Context
-from ..errors import CheckpointError, Refused
+from ..errors import Refused
 from ..secrets_scan import scan_snapshot
 from ..snapshot import Snapshot, capture_workspace
 from ..store import save_checkpoint
@@ -91,17 +91,13 @@ def run(
         )
         cp = outcome.checkpoint
         pruned: list[str] = []
-        prune_problem = None
+        prune_problem: str | None = None
         if outcome.created:
             state.log_event(repo, "save", task=name, checkpoint=cp.id, commit=cp.commit, auto=auto)
             if ctx.config.retention.auto:
-                try:  # the save stands whatever happens to the pruning after it
-                    from .. import retention  # here: it imports restore, a save rarely needs it
+                from ..retention import auto_prune  # here: a save rarely needs it
 
-                    removed = retention.prune_tasks(repo, ctx.config.retention, [name])
-                    pruned = [d.id for d in removed]
-                except CheckpointError as exc:
-                    prune_problem = f"retention.auto did not prune: {exc}"
+                pruned, prune_problem = auto_prune(repo, ctx.config.retention, name)
     snap = outcome.snapshot
     return SaveResult(
         task=name,
