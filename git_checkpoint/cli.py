@@ -7,13 +7,15 @@ stderr with the exit code design.md §7 gives them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
 import os
 import re
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
@@ -165,17 +167,39 @@ def save(
         # Like git pathspecs, --include paths are relative to the current folder.
         rooted = tuple(_from_cwd(ctx.repo.root, p) for p in include)
         ctx = dataclasses.replace(ctx, config=ctx.config.with_include(rooted))
-    return emit(
-        cmd.run(
+    with slow_notice("saving the workspace"):
+        result = cmd.run(
             ctx,
             task=task,
             message=message,
             hypothesis=hypothesis,
             next_move=next_move,
             auto=auto,
-        ),
-        as_json,
-    )
+        )
+    return emit(result, as_json)
+
+
+@contextlib.contextmanager
+def slow_notice(doing: str, after: float = 1.0) -> Iterator[None]:
+    """On a terminal, one line on stderr when `doing` takes longer than `after` seconds
+    (a large work tree): the user sees why nothing happens yet. Never in pipes or JSON."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    import threading
+
+    start = time.monotonic()
+
+    def say() -> None:
+        click.echo(f"{doing}… ({time.monotonic() - start:.0f}s so far)", err=True)
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 @cli.command(name="list")
