@@ -151,7 +151,12 @@ def our_entries(doc: dict[str, Any], spec: AgentSpec) -> list[tuple[str, Any]]:
 
 
 def is_current(doc: dict[str, Any], spec: AgentSpec) -> bool:
-    return our_entries(doc, spec) == wanted_entries(spec)
+    """Exactly our entries, in whatever order the file keeps its events."""
+
+    def key(entries: list[tuple[str, Any]]) -> list[str]:
+        return sorted(json.dumps([event, entry], sort_keys=True) for event, entry in entries)
+
+    return key(our_entries(doc, spec)) == key(wanted_entries(spec))
 
 
 def strip_ours(doc: dict[str, Any], spec: AgentSpec) -> dict[str, Any]:

@@ -247,3 +247,16 @@ def test_a_symlinked_settings_file_is_written_where_it_points(repo: Repo, tmp_pa
     repo.cp("hooks", "uninstall", "--agent", "claude-code")
     assert (repo.path / ".claude/settings.json").is_symlink()
     assert dotfiles.read_text() == '{"model": "opus"}\n'
+
+
+def test_events_in_another_order_are_still_current(repo: Repo) -> None:
+    repo.cp("hooks", "install", "--agent", "claude-code")
+    path = repo.path / ".claude/settings.json"
+    doc = json.loads(path.read_text())
+    doc["hooks"] = dict(reversed(list(doc["hooks"].items())))  # UserPromptSubmit first
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    before = path.read_bytes()
+    status = repo.cp_json("hooks", "status", "--agent", "claude-code")
+    assert status["agents"][0]["state"] == "installed"
+    assert "already installed" in repo.cp("hooks", "install", "--agent", "claude-code").stdout
+    assert path.read_bytes() == before
