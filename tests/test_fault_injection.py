@@ -29,8 +29,9 @@ killed at call N, and two copies of the killed state are recovered:
 branch; and `git fsck --strict` is clean and no restore journal is left pending.
 
 Killed states that are identical (files, index, refs, journal but for pid and time) are
-recovered once; FI_ALL=1 recovers every one. FI_REPORT=file appends every verdict as a
-JSON line. The verdicts print as a table (pytest -rA or -s shows it).
+recovered once, and a kill right after a read-only git call (READ_ONLY) is taken as the
+kill right before it; FI_ALL=1 runs and recovers every one. FI_REPORT=file appends every
+verdict as a JSON line. The verdicts print as a table (pytest -rA or -s shows it).
 """
 
 from __future__ import annotations
@@ -213,16 +214,16 @@ def trace(path: Path, seen: Look) -> str:
 
 
 def state_key(path: Path, left: str) -> str:
-    """Two killed states with one key recover alike: the trace, and our files in .git
-    (a temporary folder by its contents, not its random name)."""
+    """Two killed states with one key recover alike: the trace, and our files in .git (a
+    temporary folder by its contents, not its random name; an index not by its stat data)."""
     ours = []
-    for entry in sorted(
-        [*(path / ".git/checkpoint").glob("*"), *(path / ".git").glob("checkpoint-*")]
-    ):
+    found = [*(path / ".git/checkpoint").glob("*"), *(path / ".git").glob("checkpoint-*")]
+    for entry in found:
+        inside = []
         if entry.is_dir():
-            ours.append((entry.name.split("-")[0], sorted(fingerprint(entry, skip=()).items())))
-        else:
-            ours.append((entry.name, []))
+            for rel, (kind, data, _) in fingerprint(entry, skip=()).items():
+                inside.append((rel, kind, b"(index)" if data.startswith(b"DIRC") else data))
+        ours.append((entry.name.split("-")[0] if entry.is_dir() else entry.name, sorted(inside)))
     return repr((left, sorted(ours)))
 
 
@@ -417,6 +418,15 @@ def prepare(checkpoint: Runner, scenario: str, root: Path) -> Prepared:
 
 
 RECOVERIES = {"continue": CONTINUE, "undo": ("undo",)}
+# git commands that write nothing, objects or otherwise: a kill after one leaves what a
+# kill before it leaves (FI_ALL=1 runs those kill points too). Not `status` (it may
+# refresh the index), not `write-tree` (it writes the index's cache tree).
+READ_ONLY = {"rev-parse", "for-each-ref", "ls-files", "ls-tree", "cat-file", "diff-files"}
+
+
+def read_only(call: str) -> bool:
+    verb = call.split(" ", 1)[0]
+    return verb in READ_ONLY or (verb == "config" and " --get" in call)
 
 
 @dataclass
@@ -484,6 +494,14 @@ def kill_points(
     every = os.environ.get("FI_ALL") == "1"
     for mode in ("before", "after"):
         for n, call in enumerate(prep.calls, 1):
+            if mode == "after" and read_only(call) and not every:
+                # nothing written by the call: killed after it is killed before it
+                done = {v.path: v for v in verdicts if (v.mode, v.n) == ("before", n)}
+                verdicts += [
+                    Verdict(scenario, mode, n, call, p, done[p].problem, f"before {n}")
+                    for p in RECOVERIES
+                ]
+                continue
             killed = copy(prep.template, root / "killed")
             before_kill = checkpoint.cpu
             run = checkpoint(killed, *prep.op, kill_at=n, mode=mode)
