@@ -438,6 +438,7 @@ class Verdict:
     path: str  # continue or undo
     problem: str  # "" when it passed
     same_as: str = ""  # an earlier kill point that left the same state
+    left: str = ""  # temporary folders recovery left in .git (reported, not a failure)
 
     @property
     def ok(self) -> bool:
@@ -473,6 +474,14 @@ def judge(prep: Prepared, begun: bool, path: str, run: Run, where: Path) -> str:
         problems.append("a restore journal is still pending")
     problems.append(fsck_problems(where))
     return "; ".join(p for p in problems if p)
+
+
+def temporary(path: Path) -> set[str]:
+    """Temporary folders in the git dir: a killed run's, if recovery leaves them."""
+    found = [*(path / ".git").glob("checkpoint-*"), *(path / ".git/checkpoint").glob("*-*")]
+    return {
+        p.relative_to(path / ".git").as_posix().split("-")[0] + "-*" for p in found if p.is_dir()
+    }
 
 
 def own_cpu() -> float:
@@ -523,14 +532,17 @@ def kill_points(
                 ]
                 shutil.rmtree(killed)
                 continue
-            problems = {}
+            problems, left = {}, {}
             copy(killed, root / "killed-undo")
             for path, where in (("continue", killed), ("undo", root / "killed-undo")):
                 recovered = checkpoint(where, *RECOVERIES[path], kill_at=None)
                 problems[path] = judge(prep, begun, path, recovered, where)
+                left[path] = " ".join(sorted(temporary(where) - temporary(prep.template)))
                 shutil.rmtree(where)
             seen.setdefault(key, (label, problems))
-            verdicts += [Verdict(scenario, mode, n, call, p, problems[p]) for p in RECOVERIES]
+            verdicts += [
+                Verdict(scenario, mode, n, call, p, problems[p], left=left[p]) for p in RECOVERIES
+            ]
     cost["recoveries"] = checkpoint.cpu - ran - cost.get("kills", 0.0)
     cost["checks"] = own_cpu() - start
     if checkpoint.server is None:  # the runs were this process's children too
@@ -558,6 +570,13 @@ def summary(scenario: str, prep: Prepared, verdicts: list[Verdict], cost: dict[s
         lines.append(
             f"  {n:2}  {row[0]:>4}/{row[1]:<4}           {row[2]:>4}/{row[3]:<4}"
             f"         {call[:70]}"
+        )
+    left = [v for v in checks if v.left and not v.same_as]
+    if left:
+        lines.append(
+            f"  note: {len(left)} recoveries of distinct states left temporary folders in .git"
+            f" (not a failure), e.g. kill {left[0].mode} {left[0].n} -> {left[0].path}: "
+            f"{left[0].left}"
         )
     if prep.whole:
         lines.append(f"  FAIL {scenario}: {prep.whole}")
