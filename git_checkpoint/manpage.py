@@ -29,6 +29,17 @@ EXIT_STATUS = (
     ("4", "git failed underneath, with git's message"),
 )
 
+EXAMPLES = (
+    ("git checkpoint save -m 'before the migration'", "save the workspace: cp_001"),
+    ("git checkpoint diff --stat", "what changed since the latest checkpoint"),
+    ("git checkpoint restore cp_001", "back to cp_001 (a safety checkpoint is taken first)"),
+    ("git checkpoint undo", "changed your mind: back to before that restore"),
+    ("git checkpoint verify", "run the verifiers on the workspace, saved first"),
+    ("git checkpoint run --attempts 3 -- ./agent.sh", "the loop: attempt, verify, roll back"),
+    ("git checkpoint prune --dry-run", "what the retention policy would remove"),
+    ("git checkpoint doctor", "check the setup with a real round trip"),
+)
+
 ENVIRONMENT = (
     ("GIT_CHECKPOINT_DEBUG", "set to 1: show the traceback of an error"),
     ("NO_COLOR", "no colour, even on a terminal"),
@@ -115,6 +126,9 @@ def render(group: click.Group) -> str:
             out += [".IP", escape(paragraph)]
         for flags, text in _option_rows(ctx, command):
             out += [".RS", ".TP", f"\\fB{escape(flags)}\\fR", escape(" ".join(text.split())), ".RE"]
+    out.append(".SH EXAMPLES")
+    for example, text in EXAMPLES:
+        out += [".TP", f"\\fB{escape(example)}\\fR", escape(text)]
     out.append(".SH EXIT STATUS")
     for code, text in EXIT_STATUS:
         out += [".TP", f"\\fB{code}\\fR", escape(text)]

@@ -112,3 +112,17 @@ def test_git_help_finds_the_page_after_install_in_a_fresh_home(tmp_path: Path) -
     completion = home / ".local/share/bash-completion/completions/git-checkpoint"
     assert "_git_checkpoint ()" in completion.read_text()
     assert (home / ".local/share/zsh/site-functions/_git-checkpoint").exists()
+
+
+def test_examples_name_real_commands_and_options() -> None:
+    from git_checkpoint.manpage import EXAMPLES
+
+    for example, _ in EXAMPLES:
+        words = example.split()
+        command = cli.commands[words[2]]
+        for word in words[3:]:
+            if word == "--":
+                break
+            if word.startswith("-"):
+                flags = [f for p in command.params for f in getattr(p, "opts", [])]
+                assert word in flags, example
