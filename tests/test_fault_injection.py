@@ -23,6 +23,11 @@ killed at call N, and two copies of the killed state are recovered:
   be taken as one that never ran: recovery may then leave B, or do what it does on the
   template (exit 0 or 2).
 
+The same is done for git-checkpoint's own file system calls (rename, unlink, mkdir,
+write…, between two git calls): with the fork server (below) the child kills itself
+before its N-th such call (mode "fs"), for the restore scenarios; `fs_matters` says
+which calls are skipped. FI_ALL=1: every call, every scenario.
+
 "Leave" is byte for byte: every file below the work tree, ignored and excluded ones too
 (so nothing outside the managed set may change), kinds, exec bits, symlink targets,
 `git ls-files -s -v`, `git status --porcelain` (intent-to-add shows there), HEAD and its
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -75,6 +81,7 @@ class Run:
     out: str
     err: str
     calls: list[str]  # the arguments of each git call made (up to the kill)
+    fs: list[str] = field(default_factory=list)  # our own file system calls (server only)
 
     def line(self) -> str:
         text = (self.err.strip() or self.out.strip()).splitlines()
@@ -109,16 +116,21 @@ class Runner:
     def __call__(
         self, path: Path, *args: str, kill_at: int | None = 0, mode: str = "before"
     ) -> Run:
-        """kill_at=0 counts the calls and kills nothing; None runs without the wrapper."""
+        """kill_at=0 counts the calls and kills nothing; None runs without the wrapper.
+        mode "fs": kill_at counts git-checkpoint's own file system calls instead."""
         counter = self.scratch / "calls"
         counter.unlink(missing_ok=True)
         log = Path(f"{counter}.log")
         log.unlink(missing_ok=True)
         env = {**os.environ, "GIT_CHECKPOINT_NOW": NOW}
+        fs_log = self.scratch / "fs.log"
+        fs_log.unlink(missing_ok=True)
         if kill_at is not None:
             env["PATH"] = f"{FAULT_DIR}{os.pathsep}{os.environ['PATH']}"
             env.update(FI_REAL_GIT=REAL_GIT, FI_COUNTER=str(counter), FI_MODE=mode)
-            env["FI_KILL_AT"] = str(kill_at)
+            env["FI_KILL_AT"] = str(kill_at) if mode != "fs" else "0"
+            env["FI_FS_KILL_AT"] = str(kill_at) if mode == "fs" else "0"
+            env["FI_FS_LOG"] = str(fs_log)
         if self.server is None:
             used = resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.run(
@@ -147,7 +159,8 @@ class Runner:
             self.cpu, self.server_cpu = self.cpu + used - self.server_cpu, used
             out, err = out_file.read_text(errors="replace"), err_file.read_text(errors="replace")
         calls = log.read_text().splitlines() if log.exists() else []
-        return Run(code, out, err, calls)
+        fs = fs_log.read_text().splitlines() if fs_log.exists() else []
+        return Run(code, out, err, calls, fs)
 
 
 @pytest.fixture
@@ -352,6 +365,7 @@ class Prepared:
     before: Look
     after: Look
     calls: list[str]  # each git call of a whole run
+    fs: list[str]  # each file system call of a whole run (paths in the copy it ran in)
     whole: str = ""  # what is wrong with the state a whole run leaves
     on_template: dict[str, tuple[int, Look]] = field(default_factory=dict)  # path -> result
 
@@ -405,7 +419,7 @@ def prepare(checkpoint: Runner, scenario: str, root: Path) -> Prepared:
     pack(template)
     whole = checkpoint(copy(template, root / "whole"), *op)
     assert whole.code == 0, whole.line()
-    prepared = Prepared(template, op, before, after, whole.calls)
+    prepared = Prepared(template, op, before, after, whole.calls, whole.fs)
     if look(root / "whole") != after:
         prepared.whole = f"the uninterrupted run: {differences(look(root / 'whole'), after)}"
     for path, args in RECOVERIES.items():  # what recovery does when a run left no trace
@@ -418,10 +432,25 @@ def prepare(checkpoint: Runner, scenario: str, root: Path) -> Prepared:
 
 
 RECOVERIES = {"continue": CONTINUE, "undo": ("undo",)}
-# git commands that write nothing, objects or otherwise: a kill after one leaves what a
-# kill before it leaves (FI_ALL=1 runs those kill points too). Not `status` (it may
+# git commands that write nothing but unreferenced objects: a kill after one leaves what
+# a kill before it leaves (FI_ALL=1 runs those kill points too). Not `status` (it may
 # refresh the index), not `write-tree` (it writes the index's cache tree).
 READ_ONLY = {"rev-parse", "for-each-ref", "ls-files", "ls-tree", "cat-file", "diff-files"}
+READ_ONLY |= {"commit-tree", "mktree", "hash-object"}
+
+
+def fs_matters(call: str) -> bool:
+    """Whether a kill before this file system call can leave a state of its own: not when
+    it failed (a mkdir of a folder that exists), fed a git child's stdin (the git kill
+    points cover that), or worked inside a temporary folder (a temporary index, or
+    rmtree's relative calls)."""
+    what = call.split(" ", 1)[1] if " " in call else ""
+    return not (
+        "[failed" in call
+        or what.startswith("pipe:")
+        or "/.git/checkpoint-" in what
+        or not what.startswith("/")
+    )
 
 
 def read_only(call: str) -> bool:
@@ -501,8 +530,13 @@ def kill_points(
     seen: dict[str, tuple[str, dict[str, str]]] = {}
     verdicts = [Verdict(scenario, "whole", 0, "", "none", prep.whole)]
     every = os.environ.get("FI_ALL") == "1"
-    for mode in ("before", "after"):
-        for n, call in enumerate(prep.calls, 1):
+    # File system kill points for the restores (undo and --continue carry out a plan the
+    # same way): every scenario with FI_ALL=1.
+    fs = prep.fs if scenario.startswith("restore") or every else []
+    for mode, calls in (("before", prep.calls), ("after", prep.calls), ("fs", fs)):
+        for n, call in enumerate(calls, 1):
+            if mode == "fs" and not every and not fs_matters(call):
+                continue
             if mode == "after" and read_only(call) and not every:
                 # nothing written by the call: killed after it is killed before it
                 done = {v.path: v for v in verdicts if (v.mode, v.n) == ("before", n)}
@@ -550,13 +584,19 @@ def kill_points(
     return prep, verdicts
 
 
+def shown(call: str) -> str:
+    """A logged call without the temp path of the copy it ran in."""
+    return re.sub(r"\S*/whole/", "", call)
+
+
 def summary(scenario: str, prep: Prepared, verdicts: list[Verdict], cost: dict[str, float]) -> str:
     checks = [v for v in verdicts if v.n]
     kills = {(v.mode, v.n) for v in checks}
     distinct = sum(1 for v in checks if not v.same_as and v.path == "undo")
     failed = [v for v in checks if not v.ok]
     lines = [
-        f"{scenario}: `git checkpoint {' '.join(prep.op)}` makes {len(prep.calls)} git calls; "
+        f"{scenario}: `git checkpoint {' '.join(prep.op)}` makes {len(prep.calls)} git calls "
+        f"and {len(prep.fs)} file system calls of its own; "
         f"{len(kills)} kill points ({distinct} distinct states) x 2 recovery paths = "
         f"{len(checks)} checks, {len(checks) - len(failed)} pass, {len(failed)} fail",
         "  CPU seconds: "
@@ -571,6 +611,11 @@ def summary(scenario: str, prep: Prepared, verdicts: list[Verdict], cost: dict[s
             f"  {n:2}  {row[0]:>4}/{row[1]:<4}           {row[2]:>4}/{row[3]:<4}"
             f"         {call[:70]}"
         )
+    if any(v.mode == "fs" for v in checks):
+        lines.append("   N  fs (killed before): continue/undo  call")
+        for n, call in enumerate(prep.fs, 1):
+            row = [marks.get(("fs", n, p), "-") for p in RECOVERIES]
+            lines.append(f"  {n:2}  {row[0]:>23}/{row[1]:<4}  {shown(call)[:70]}")
     left = [v for v in checks if v.left and not v.same_as]
     if left:
         lines.append(
@@ -583,7 +628,8 @@ def summary(scenario: str, prep: Prepared, verdicts: list[Verdict], cost: dict[s
     for v in failed:
         again = f" [same state as {v.same_as}]" if v.same_as else ""
         lines.append(
-            f"  FAIL {scenario} kill {v.mode} {v.n} ({v.call[:40]}) -> {v.path}: {v.problem}{again}"
+            f"  FAIL {scenario} kill {v.mode} {v.n} ({shown(v.call)[:40]}) -> {v.path}: "
+            f"{v.problem}{again}"
         )
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ import importlib
 import json
 import os
 import resource
+import signal
 import sys
 
 from git_checkpoint.cli import main
@@ -32,6 +33,55 @@ for _name in (
         importlib.import_module(_name)
 
 
+# File system calls of the product itself (writes between two git calls): with FI_FS_LOG
+# each is logged (with "[failed: …]" when it raised); with FI_FS_KILL_AT=N the child
+# SIGKILLs itself instead of making the N-th. Writes git makes are the wrapper's business;
+# open()+write of a new temp file is not counted, the rename that publishes it is.
+FS_CALLS = (
+    "write",
+    "rename",
+    "replace",
+    "unlink",
+    "remove",
+    "rmdir",
+    "mkdir",
+    "symlink",
+    "link",
+    "chmod",
+    "truncate",
+    "ftruncate",
+)
+
+
+def watch_fs(kill_at: int, log_path: str) -> None:
+    log = open(log_path, "a")  # noqa: SIM115 - lives as long as the child
+    count = [0]
+
+    def wrap(name: str, real):  # type: ignore[no-untyped-def]
+        def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+            count[0] += 1
+            if count[0] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            what = args[0] if args else ""
+            if isinstance(what, int):  # a file descriptor: name its file
+                with contextlib.suppress(OSError):
+                    what = os.readlink(f"/proc/self/fd/{what}")
+            try:
+                result = real(*args, **kwargs)
+            except OSError as exc:
+                log.write(f"{name} {what} [failed: {type(exc).__name__}]\n")
+                log.flush()
+                raise
+            log.write(f"{name} {what}\n")
+            log.flush()
+            return result
+
+        return call
+
+    for name in FS_CALLS:
+        setattr(os, name, wrap(name, getattr(os, name)))
+
+
 def child(request: dict) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
@@ -43,6 +93,8 @@ def child(request: dict) -> None:
     ):
         os.dup2(os.open(name, flags, 0o644), fd)
     sys.argv = ["git-checkpoint", *request["argv"]]
+    if os.environ.get("FI_FS_LOG"):
+        watch_fs(int(os.environ.get("FI_FS_KILL_AT") or 0), os.environ["FI_FS_LOG"])
     code = 0
     try:
         main(request["argv"])
