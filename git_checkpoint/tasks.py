@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from .config import read_regular_file
+from .errors import UsageError
 from .gitio import Repo
 
 if TYPE_CHECKING:
@@ -45,10 +47,14 @@ def _path(repo: Repo, task: str) -> Path:
     return repo.state_dir() / "tasks" / f"{task}.yaml"
 
 
+TASK_MAX_BYTES = 1024 * 1024  # ours keep 20 history entries and 2,000-byte tails
+
+
 def load_task(repo: Repo, task: str) -> TaskRecord:
-    try:
-        data = yaml.safe_load(_path(repo, task).read_text(encoding="utf-8"))
-    except (OSError, ValueError, yaml.YAMLError):  # ValueError: not UTF-8
+    try:  # a regular file only: a FIFO or a link to /dev/zero would never end
+        raw = read_regular_file(_path(repo, task), TASK_MAX_BYTES)
+        data = yaml.safe_load(raw.decode("utf-8")) if raw is not None else None
+    except (UsageError, ValueError, yaml.YAMLError):  # ValueError: not UTF-8
         return TaskRecord(task=task)
     if not isinstance(data, dict):
         return TaskRecord(task=task)

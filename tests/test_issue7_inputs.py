@@ -356,3 +356,18 @@ def test_no_space_left_during_save_is_one_line_exit_4(full_disk: Path) -> None:
     assert "No space left on device" in line
     assert state(repo) == before
     assert repo.git("for-each-ref", "refs/checkpoints/") == refs
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero"])
+def test_task_record_that_is_not_a_regular_file_never_hangs(repo: Repo, kind: str) -> None:
+    repo.cp("save", "--hypothesis", "h")
+    record = repo.path / ".git" / "checkpoint" / "tasks" / "main.yaml"
+    record.unlink()
+    if kind == "fifo":
+        os.mkfifo(record)
+    else:
+        record.symlink_to("/dev/zero")
+    started = time.monotonic()
+    assert "task: main" in repo.cp("status", timeout=20).stdout
+    repo.cp("resume", timeout=20)
+    assert time.monotonic() - started < 10
