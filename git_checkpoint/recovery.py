@@ -453,7 +453,22 @@ def _report(
         head=head_move,
         workspace_status="not checked" if dry_run else "matches",
         submodules=outcome.submodules if outcome else [],
+        cautions=_cautions(target, plan),
     )
+
+
+def _cautions(target: Checkpoint, plan: Plan) -> list[str]:
+    """A fetched checkpoint that brings its own .checkpoint.yaml brings its own verifier
+    commands, which the next `verify` or `run` would execute: say so before that happens.
+    """
+    touched = {w.path for w in plan.writes} | set(plan.removes)
+    if target.remote is None or CONFIG_NAME not in touched:
+        return []
+    return [
+        f"{target.name} came from remote {target.remote!r} and changes {CONFIG_NAME}: "
+        f"read its verifier commands (git diff HEAD -- {CONFIG_NAME}) before "
+        "`git checkpoint verify` or `run` executes them"
+    ]
 
 
 # --- undo -----------------------------------------------------------------------------------

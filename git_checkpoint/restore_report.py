@@ -31,6 +31,10 @@ class RestoreReport:
     # Files left where they were, and why (a name git cannot store, kept out before).
     left_alone: list[str] = field(default_factory=list)
     undoes: str | None = None  # for `undo`: which restore it undid, and when
+    cautions: list[str] = field(default_factory=list)  # printed as warnings on stderr
+
+    def warnings(self) -> list[str]:
+        return list(self.cautions)
 
     def lines(self) -> list[str]:
         verb = "would restore" if self.dry_run else "restored"

@@ -537,3 +537,15 @@ def test_a_journal_with_wrong_value_types_is_a_one_line_error(
     assert "unreadable" in proc.stderr and "Traceback" not in proc.stderr
     two.cp("undo")  # sets the journal aside and undoes the last finished restore
     assert (two.path / "a.txt").read_text() == "two\n"
+
+
+def test_a_fetched_checkpoint_that_changes_the_verifiers_says_so(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "verifiers:\n  - {name: evil, command: 'touch PWNED'}\n")
+    repo.cp("save", "-m", "brings its own verifiers")
+    commit = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    repo.git("update-ref", "refs/checkpoints/remotes/origin/main/cp_001", commit)
+    repo.git("update-ref", "-d", "refs/checkpoints/main/cp_001")
+    (repo.path / ".checkpoint.yaml").unlink()
+    proc = repo.cp("restore", "origin/main/cp_001")
+    assert "warning:" in proc.stderr and "verifier commands" in proc.stderr
+    assert not (repo.path / "PWNED").exists()
