@@ -24,7 +24,8 @@ killed at call N, and two copies of the killed state are recovered:
   template (exit 0 or 2).
 
 The same is done for git-checkpoint's own file system calls (rename, unlink, mkdir,
-write…, between two git calls): with the fork server (below) the child kills itself
+write…, between two git calls): with the fork server (Runner; not under FI_EXEC=1) the
+child kills itself
 before its N-th such call (mode "fs"), for the restore scenarios; `fs_matters` says
 which calls are skipped. FI_ALL=1: every call, every scenario.
 
@@ -611,11 +612,15 @@ def summary(scenario: str, prep: Prepared, verdicts: list[Verdict], cost: dict[s
             f"  {n:2}  {row[0]:>4}/{row[1]:<4}           {row[2]:>4}/{row[3]:<4}"
             f"         {call[:70]}"
         )
-    if any(v.mode == "fs" for v in checks):
-        lines.append("   N  fs (killed before): continue/undo  call")
-        for n, call in enumerate(prep.fs, 1):
+    tried = sorted({v.n for v in checks if v.mode == "fs"})
+    if tried:
+        lines.append(
+            f"   N  fs (killed before): continue/undo  call"
+            f"  ({len(prep.fs) - len(tried)} calls that cannot matter skipped)"
+        )
+        for n in tried:
             row = [marks.get(("fs", n, p), "-") for p in RECOVERIES]
-            lines.append(f"  {n:2}  {row[0]:>23}/{row[1]:<4}  {shown(call)[:70]}")
+            lines.append(f"  {n:2}  {row[0]:>23}/{row[1]:<4}  {shown(prep.fs[n - 1])[:70]}")
     left = [v for v in checks if v.left and not v.same_as]
     if left:
         lines.append(
