@@ -112,11 +112,16 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
 
 
-def context() -> Context:
+def context(*, tolerant: bool = False) -> Context:
+    """The command's context; `tolerant` (restore, undo): a broken configuration is a
+    warning and the defaults stand in, so a bad `.checkpoint.yaml` can be undone.
+    """
     from .context import load_context
     from .journal import read_journal
 
-    ctx = load_context()
+    ctx = load_context(tolerant=tolerant)
+    if ctx.config_problem:
+        say_err(f"warning: {ctx.config_problem}; using the default settings")
     try:
         journal = read_journal(ctx.repo)
     except CheckpointError as exc:  # `undo` sets it aside; every command says so meanwhile
@@ -370,7 +375,7 @@ def restore(
         raise click.UsageError("--continue takes no checkpoint and no other option")
     return emit(
         cmd.run(
-            context(),
+            context(tolerant=True),
             checkpoint,
             dry_run=dry_run,
             move_head=move_head,
@@ -390,7 +395,10 @@ def undo(task: str | None, move_head: bool, keep_head: bool, as_json: bool) -> i
     """Go back over the last restore made in this worktree (to its safety checkpoint)."""
     from .commands import undo as cmd
 
-    return emit(cmd.run(context(), task=task, move_head=move_head, keep_head=keep_head), as_json)
+    return emit(
+        cmd.run(context(tolerant=True), task=task, move_head=move_head, keep_head=keep_head),
+        as_json,
+    )
 
 
 @cli.command()

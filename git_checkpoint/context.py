@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, load_config
+from .errors import UsageError
 from .gitio import Repo
 from .store import task_from_branch, validate_task
 
@@ -15,6 +16,7 @@ from .store import task_from_branch, validate_task
 class Context:
     repo: Repo
     config: Config
+    config_problem: str | None = None  # why the defaults stand in for a broken config
 
     def task(self, explicit: str | None = None) -> str:
         """The named task, else the one named after the current branch (or `detached`)."""
@@ -27,6 +29,14 @@ class Context:
         return task_from_branch(branch)
 
 
-def load_context(cwd: str | Path | None = None) -> Context:
+def load_context(cwd: str | Path | None = None, *, tolerant: bool = False) -> Context:
+    """`tolerant`: a broken configuration falls back to the defaults (and says why in
+    `config_problem`), so that `restore` and `undo` can still get out of it.
+    """
     repo = Repo.discover(cwd)
-    return Context(repo=repo, config=load_config(repo.root, repo.checkpoint_config()))
+    try:
+        return Context(repo=repo, config=load_config(repo.root, repo.checkpoint_config()))
+    except UsageError as exc:
+        if not tolerant:
+            raise
+        return Context(repo=repo, config=Config(), config_problem=str(exc))

@@ -302,7 +302,6 @@ def _carry_out(
             "finish, or `git checkpoint undo` to go back"
         )
     outcome.submodules = _submodules_elsewhere(plan, now, target)
-    clear_journal(repo)
     head, _ = repo.head()
     if journal.continued_from:
         journal = replace(
@@ -311,8 +310,11 @@ def _carry_out(
             safety_name=journal.continued_names[-1],
             kind="continue",
         )
+    # Recorded before the journal goes, with no git call between: at every kill point
+    # one of the two tells `undo` the way back.
     if journal.kind != "rollback":  # a rollback is part of a failed restore, not one to undo
         record_restore(repo, journal, head)
+    clear_journal(repo)
     return outcome
 
 

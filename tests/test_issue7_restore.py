@@ -549,3 +549,19 @@ def test_a_fetched_checkpoint_that_changes_the_verifiers_says_so(repo: Repo) -> 
     proc = repo.cp("restore", "origin/main/cp_001")
     assert "warning:" in proc.stderr and "verifier commands" in proc.stderr
     assert not (repo.path / "PWNED").exists()
+
+
+def test_a_broken_config_brought_back_by_restore_can_be_undone(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "verifiers: [\n")  # broken YAML
+    repo.cp("save", "-m", "broken config", expect=2)  # refused: no checkpoint of it yet
+    repo.git("add", ".checkpoint.yaml")
+    repo.git("commit", "-q", "-m", "someone committed a broken config")
+    (repo.path / ".checkpoint.yaml").write_text("verifiers: []\n")
+    repo.cp("save", "-m", "good config")
+    repo.git("checkout", "-q", "--", ".checkpoint.yaml")  # the broken one is back on disk
+    assert repo.cp("list", expect=2).stderr.count("\n") == 1
+    proc = repo.cp("restore", "cp_001")
+    assert "using the default settings" in proc.stderr
+    assert (repo.path / ".checkpoint.yaml").read_text() == "verifiers: []\n"
+    repo.cp("undo")
+    assert (repo.path / ".checkpoint.yaml").read_text() == "verifiers: [\n"
