@@ -464,7 +464,14 @@ class SizeBench:
             )
             tar_bytes += (out / f"p{i}.patch").stat().st_size + (out / f"f{i}.tgz").stat().st_size
         added = _tree_bytes(objects) - start
-        self.extra["storage"] = {"checkpoints": count, "git_bytes": added, "tar_bytes": tar_bytes}
+        run(["git", "repack", "-d", "-q"], self.cwd, self.env)  # the new loose objects only
+        packed = _tree_bytes(objects) - start
+        self.extra["storage"] = {
+            "checkpoints": count,
+            "git_bytes": added,
+            "git_packed_bytes": packed,
+            "tar_bytes": tar_bytes,
+        }
 
 
 def fixture(i: int) -> bytes:
@@ -487,7 +494,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=1, help="untimed rounds first")
     p.add_argument("--node-modules", type=int, default=20000, help="ignored node_modules/ files")
     p.add_argument("--restore-files", type=int, default=1000, help="files in the big restore")
-    p.add_argument("--storage-count", type=int, default=50, help="checkpoints in the storage test")
+    p.add_argument(
+        "--storage-count", type=int, default=50, help="checkpoints in the storage test (0: none)"
+    )
+    p.add_argument("--skip-restore", action="store_true", help="no restore, undo or their peers")
     p.add_argument("--seed", type=int, default=1, help="random seed for the repositories")
     p.add_argument("--cache", default="/tmp/bench-cache", help="where generated repos are kept")
     p.add_argument("--json", metavar="FILE", help="write every sample as JSON")
@@ -537,11 +547,12 @@ def main(argv: list[str] | None = None) -> int:
             say("status, save, auto-saves, stash, seed save")
             bench.main_rounds()
             big = min(args.restore_files, len(repo.attempt_pool))
-            for count in sorted({min(10, big), big}):
+            for count in [] if args.skip_restore else sorted({min(10, big), big}):
                 say(f"restore, {count} files differ")
                 bench.restore_rounds(count)
-            say(f"storage, {args.storage_count} checkpoints")
-            bench.storage(args.storage_count)
+            if args.storage_count:
+                say(f"storage, {args.storage_count} checkpoints")
+                bench.storage(args.storage_count)
             synth.reset(repo, env)
             shutil.rmtree(bench.scratch, ignore_errors=True)
             benches.append(bench)

@@ -106,7 +106,7 @@ def _storage(r: Result) -> tuple[float, float] | None:
     if not sizes or "storage" not in r.extra[sizes[-1]]:
         return None
     s = r.extra[sizes[-1]]["storage"]
-    return float(s["git_bytes"]), 0.05 * s["tar_bytes"]
+    return float(s.get("git_packed_bytes", s["git_bytes"])), 0.05 * s["tar_bytes"]
 
 
 def _memory(key: str) -> Callable[[Result], tuple[float, float] | None]:
@@ -139,7 +139,7 @@ TARGETS = [
            _save_restore),
     Target("#10", "restore of a 1,000-file difference ≤ 1.5 × git checkout <A> -- .", 10000,
            _ratio_target("restore_1000", 10000, 1.5, floor="checkout_1000")),
-    Target("#10", "storage of 50 small-change checkpoints ≤ 5 % of the tar approach", 0,
+    Target("#10", "storage of 50 small-change checkpoints (packed) ≤ 5 % of the tar approach", 0,
            _storage, "bytes"),
     Target("#10", "peak RSS of save ≤ 1.5 × git status", 100000, _memory("save"), "KiB"),
     Target("#10", "peak RSS of restore ≤ 1.5 × git status", 100000, _memory("restore_10"), "KiB"),
@@ -231,15 +231,21 @@ def markdown(result: Result, chart: str | None = None) -> str:
         "",
         "## Storage",
         "",
-        "| files | checkpoints | bytes added to .git | patch + tar.gz | ratio |",
-        "|---:|---:|---:|---:|---:|",
+        "Bytes added to .git by the checkpoints as saved (loose objects), then after "
+        "`git repack -d` packs those new objects (as gc would), against the seed's "
+        "patch + tar.gz for each checkpoint.",
+        "",
+        "| files | checkpoints | loose | packed | patch + tar.gz | loose | packed |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         s = result.extra.get(n, {}).get("storage")
         if s:
+            packed = s.get("git_packed_bytes", s["git_bytes"])
             lines.append(
-                f"| {n:,} | {s['checkpoints']} | {s['git_bytes']:,} | "
-                f"{s['tar_bytes']:,} | {s['git_bytes'] / s['tar_bytes']:.1%} |"
+                f"| {n:,} | {s['checkpoints']} | {s['git_bytes']:,} | {packed:,} | "
+                f"{s['tar_bytes']:,} | {s['git_bytes'] / s['tar_bytes']:.1%} | "
+                f"{packed / s['tar_bytes']:.1%} |"
             )
     if len(sizes) > 1:
         lines += [
