@@ -89,9 +89,15 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dic
             with open(full, "rb") as fh:
                 if blob_id(fh.read()) != stored[1]:
                     ask_git[path] = stored[1]  # clean filters (autocrlf, LFS) may explain it
+    for path in [p for p in ask_git if "\n" in p]:  # --stdin-paths cannot say these
+        with open(repo.root / path, "rb") as fh:
+            one = repo.git("hash-object", f"--path={path}", "--stdin", stdin=fh.read())
+        if one.decode().strip() == ask_git[path]:
+            del ask_git[path]
     plain = [p for p in ask_git if "\n" not in p]
     if plain:
-        hashed = repo.git("hash-object", "--stdin-paths", stdin="\n".join(plain).encode() + b"\n")
+        listing = b"".join(os.fsencode(p) + b"\n" for p in plain)
+        hashed = repo.git("hash-object", "--stdin-paths", stdin=listing)
         for path, oid in zip(plain, hashed.decode().split(), strict=True):
             if oid == ask_git[path]:
                 del ask_git[path]
@@ -106,11 +112,14 @@ def remove_files(repo: Repo, paths: Iterable[str], outcome: Outcome) -> list[str
         if path in outcome.left:
             continue
         full = repo.root / path
+        if not _through_folders(repo.root, path):
+            outcome.left[path] = "a folder above it became a symlink during the restore"
+            continue
         try:
             if stat.S_ISDIR(os.lstat(full).st_mode):
                 continue  # a folder where a file was: nothing of ours to remove
             os.unlink(full)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue
         removed.append(path)
         prune_empty_parents(repo.root, path)
@@ -143,6 +152,18 @@ def move_into_place(repo: Repo, stage: Path, writes: Iterable[Write], outcome: O
                 raise
 
 
+def _through_folders(root: Path, path: str) -> bool:
+    """Whether every folder above `path` is a real folder (no symlink to follow out)."""
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        try:
+            if not stat.S_ISDIR(os.lstat(root.joinpath(*parts[:depth])).st_mode):
+                return False
+        except FileNotFoundError:
+            return True  # nothing below a missing folder to remove
+    return True
+
+
 def _make_parents(root: Path, path: str) -> None:
     parts = path.split("/")[:-1]
     for depth in range(1, len(parts) + 1):
@@ -160,12 +181,16 @@ def _make_parents(root: Path, path: str) -> None:
 
 def _copy_across(source: Path, dest: Path) -> None:
     """The staging folder is on another filesystem: copy next to dest, then rename."""
-    tmp = dest.with_name(f".{dest.name}.checkpoint-tmp")
-    if source.is_symlink():
-        os.symlink(os.readlink(source), tmp)
-    else:
-        shutil.copy2(source, tmp)
-    os.rename(tmp, dest)
+    folder = tempfile.mkdtemp(prefix=".checkpoint-", dir=dest.parent)  # a name of our own
+    tmp = Path(folder) / "file"
+    try:
+        if source.is_symlink():
+            os.symlink(os.readlink(source), tmp)
+        else:
+            shutil.copy2(source, tmp)
+        os.rename(tmp, dest)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _remove_empty_tree(folder: Path) -> bool:

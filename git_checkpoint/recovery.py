@@ -278,20 +278,35 @@ def _carry_out(
                     f"checkpoint: restore {journal.target_name} (--move-head)",
                 )
         touched = [*(w.path for w in plan.writes), *plan.removes]
-        outcome.left.update(unstored(repo, now, touched, plan))
         removes = list(plan.removes)
+        # Ignored files the target holds with the same bytes: kept in the safety
+        # checkpoint too, or undo would take away a file that was there before.
+        adopted = [
+            w.path
+            for w in plan.writes
+            if now.get(w.path) is None
+            and (os.path.islink(repo.root / w.path) or os.path.isfile(repo.root / w.path))
+        ]
         residue: list[str] = []
         rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
         if rules:
+            outcome.left.update(unstored(repo, now, rules, plan))
             remove_files(repo, [p for p in removes if p in rules], outcome)
             move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
-            journal, residue, outcome.kept = _uncovered(repo, config, journal, target, now, pending)
+            residue, outcome.kept = _uncovered(repo, config, target, now, pending)
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
+        if residue or adopted:
+            journal = _keep_in_safety(repo, journal, [*residue, *adopted])
+        # Checked right before the work tree changes: no git call runs in between.
+        rest = [p for p in touched if p not in rules]
+        outcome.left.update(unstored(repo, now, rest, plan))
         remove_files(repo, removes, outcome)
         move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
         outcome.removed_residue = remove_files(repo, residue, outcome)
         update_index(repo, plan, [w for w in plan.writes if w.path not in outcome.left])
     except (OSError, CheckpointError) as exc:
+        if journal.kind == "rollback":  # going back failed: its journal stays for --continue
+            raise
         raise _failed(repo, config, journal, exc) from None
     missing = leftovers(repo, plan, {*outcome.left, *outcome.kept})
     if outcome.left or missing:
@@ -347,8 +362,9 @@ def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> Che
         )
     except (OSError, CheckpointError) as again:
         error = Refused(
-            f"restore of {journal.target_name} failed: {what}{where}; going back failed too "
-            f"({again}); run `git checkpoint undo` once the cause is fixed"
+            f"restore of {journal.target_name} failed: {what}{where}; going back to "
+            f"{journal.safety_name} failed too ({again}); once the cause is fixed, "
+            "`git checkpoint restore --continue` finishes going back"
         )
     else:
         error = Refused(
@@ -362,14 +378,14 @@ def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> Che
 def _uncovered(
     repo: Repo,
     config: Config,
-    journal: Journal,
     target: Checkpoint,
     now: TreeView,
     pending: Journal | None,
-) -> tuple[Journal, list[str], set[str]]:
+) -> tuple[list[str], set[str]]:
     """The restored rule files are in place. Files they no longer ignore that the safety
-    snapshot did not hold (residue of the attempt) go into the safety checkpoint before
-    they are removed. Returns (journal, residue to remove, removals to skip).
+    snapshot did not hold (residue of the attempt) must go into the safety checkpoint
+    before they are removed. Returns (residue, removals to skip). What the configuration
+    in force excludes stays untouched whatever the restored rules say.
 
     Undoing an interrupted restore: a file its target's rules ignore and that the
     interrupted restore did not write was there before it: it stays (`keep`).
@@ -378,6 +394,7 @@ def _uncovered(
         rules = load_config(repo.root, repo.checkpoint_config())
     except UsageError:
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
+    rules = replace(rules, exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))))
     managed, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
     then = TreeView(repo.odb, target.worktree_tree, _overlay_of(repo, target))
     residue = [
@@ -393,25 +410,29 @@ def _uncovered(
             for p in now.overlay
             if p not in managed_now and wrote.get(p) is None and then.get(p) is None
         }
-    if residue:
-        # Into this run's safety checkpoint: the original's, or this --continue's.
-        if journal.continued_from:
-            commit, name = journal.continued_from[-1], journal.continued_names[-1]
-        else:
-            commit, name = journal.safety, journal.safety_name
-        safety = _recorded(repo, commit, name, journal.task)
-        kept = add_to_overlay(repo, safety, residue)
-        if journal.continued_from:
-            journal = replace(journal, continued_from=(*journal.continued_from[:-1], kept))
-        else:
-            journal = replace(journal, safety=kept)
-        write_journal(repo, journal)  # the way back holds the residue before it is removed
-        now_at = repo.resolve_ref(safety.ref)
-        if now_at in (None, safety.commit):  # (None: killed before the ref was made)
-            repo.update_ref(
-                safety.ref, kept, now_at or ZERO_OID, f"checkpoint: {safety.id} keeps residue"
-            )
-    return journal, residue, keep
+    return residue, keep
+
+
+def _keep_in_safety(repo: Repo, journal: Journal, paths: list[str]) -> Journal:
+    """Add files on disk to this run's safety checkpoint (the original's, or this
+    --continue's) before the restore removes or replaces them.
+    """
+    if journal.continued_from:
+        commit, name = journal.continued_from[-1], journal.continued_names[-1]
+    else:
+        commit, name = journal.safety, journal.safety_name
+    safety = _recorded(repo, commit, name, journal.task)
+    kept = add_to_overlay(repo, safety, paths)
+    if journal.continued_from:
+        journal = replace(journal, continued_from=(*journal.continued_from[:-1], kept))
+    else:
+        journal = replace(journal, safety=kept)
+    write_journal(repo, journal)  # the way back holds them before anything is removed
+    now_at = repo.resolve_ref(safety.ref)
+    if now_at in (None, safety.commit):  # (None: killed before the ref was made)
+        reason = f"checkpoint: {safety.id} keeps {len(paths)} more"
+        repo.update_ref(safety.ref, kept, now_at or ZERO_OID, reason)
+    return journal
 
 
 def _overlay_of(repo: Repo, cp: Checkpoint) -> str | None:

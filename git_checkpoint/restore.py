@@ -173,6 +173,11 @@ def _readable_trees(target: Checkpoint) -> Iterator[None]:
         yield
     except pygit2.GitError as exc:
         raise Refused(f"unsafe checkpoint {target.name}: unreadable tree ({exc})") from None
+    except RecursionError:
+        raise Refused(f"unsafe checkpoint {target.name}: its trees nest too deep") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # a tree entry that names a blob, a missing object, a truncated tree
+        raise Refused(f"unsafe checkpoint {target.name}: malformed tree ({exc})") from None
 
 
 def managed_differences(repo: Repo, current: Snapshot, target: Checkpoint) -> list[str]:
