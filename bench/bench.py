@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -442,8 +443,6 @@ class SizeBench:
         seed's patch + tar.gz for each."""
         synth.reset(self.repo, self.env)
         self.agent_state()
-        objects = self.cwd / ".git" / "objects"
-        start = _tree_bytes(objects)
         tar_bytes = 0
         out = self.scratch / "storage"
         out.mkdir(exist_ok=True)
@@ -463,15 +462,36 @@ class SizeBench:
                 self.env,
             )
             tar_bytes += (out / f"p{i}.patch").stat().st_size + (out / f"f{i}.tgz").stat().st_size
-        added = _tree_bytes(objects) - start
-        run(["git", "repack", "-d", "-q"], self.cwd, self.env)  # the new loose objects only
-        packed = _tree_bytes(objects) - start
+        loose, packed = self.checkpoint_bytes()
         self.extra["storage"] = {
             "checkpoints": count,
-            "git_bytes": added,
+            "git_bytes": loose,
             "git_packed_bytes": packed,
             "tar_bytes": tar_bytes,
         }
+
+    def checkpoint_bytes(self) -> tuple[int, int]:
+        """What the task's checkpoints add to the repository at HEAD, whatever the object
+        store held before: every object they reach that HEAD does not, as loose objects
+        (zlib level 1, git's core.looseCompression) and as one pack (what gc makes)."""
+        ids = self.git("rev-list", "--objects", "--glob=refs/checkpoints/*", "--not", "HEAD")
+        listing = "".join(line.split(" ", 1)[0] + "\n" for line in ids.splitlines())
+        raw = subprocess.run(
+            ["git", "cat-file", "--batch"], cwd=self.cwd, env=self.env, input=listing.encode(),
+            capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        loose, at = 0, 0
+        while at < len(raw):
+            end = raw.index(b"\n", at)
+            _, kind, size = raw[at:end].split()
+            body = raw[end + 1 : end + 1 + int(size)]
+            loose += len(zlib.compress(kind + b" " + size + b"\0" + body, 1))
+            at = end + 1 + int(size) + 1
+        pack = subprocess.run(
+            ["git", "pack-objects", "--stdout", "-q"], cwd=self.cwd, env=self.env,
+            input=listing.encode(), capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        return loose, len(pack)
 
 
 def fixture(i: int) -> bytes:
@@ -481,10 +501,6 @@ def fixture(i: int) -> bytes:
         for j in range(30 + (i * 37) % 120)
     ]
     return json.dumps(records, indent=1).encode()
-
-
-def _tree_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -231,9 +231,9 @@ def markdown(result: Result, chart: str | None = None) -> str:
         "",
         "## Storage",
         "",
-        "Bytes added to .git by the checkpoints as saved (loose objects), then after "
-        "`git repack -d` packs those new objects (as gc would), against the seed's "
-        "patch + tar.gz for each checkpoint.",
+        "What the checkpoints add to the repository (every object they reach that HEAD "
+        "does not): as saved (loose objects, zlib level 1) and packed (`git pack-objects`, "
+        "as gc would), against the seed's patch + tar.gz for each checkpoint.",
         "",
         "| files | checkpoints | loose | packed | patch + tar.gz | loose | packed |",
         "|---:|---:|---:|---:|---:|---:|---:|",
