@@ -26,8 +26,8 @@ killed at call N, and two copies of the killed state are recovered:
 The same is done for git-checkpoint's own file system calls (rename, unlink, mkdir,
 write…, between two git calls): with the fork server (Runner; not under FI_EXEC=1) the
 child kills itself
-before its N-th such call (mode "fs"), for the restore scenarios; `fs_matters` says
-which calls are skipped. FI_ALL=1: every call, every scenario.
+before its N-th such call (mode "fs"), in restore-plain and restore-ignore; `fs_matters`
+says which calls are skipped. FI_ALL=1: every call, every scenario.
 
 "Leave" is byte for byte: every file below the work tree, ignored and excluded ones too
 (so nothing outside the managed set may change), kinds, exec bits, symlink targets,
@@ -531,9 +531,9 @@ def kill_points(
     seen: dict[str, tuple[str, dict[str, str]]] = {}
     verdicts = [Verdict(scenario, "whole", 0, "", "none", prep.whole)]
     every = os.environ.get("FI_ALL") == "1"
-    # File system kill points for the restores (undo and --continue carry out a plan the
-    # same way): every scenario with FI_ALL=1.
-    fs = prep.fs if scenario.startswith("restore") or every else []
+    # File system kill points for the plain and ignore restores (undo and --continue carry
+    # out a plan the same way; ita and head add git calls): every scenario with FI_ALL=1.
+    fs = prep.fs if scenario in ("restore-plain", "restore-ignore") or every else []
     for mode, calls in (("before", prep.calls), ("after", prep.calls), ("fs", fs)):
         for n, call in enumerate(calls, 1):
             if mode == "fs" and not every and not fs_matters(call):
