@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .config import CONFIG_NAME, Config, load_config
+from .display import quote_path
 from .errors import CheckpointError, GitFailed, Refused, UsageError
 from .gitio import ZERO_OID, Repo, git_refuses_path
 from .journal import (
@@ -310,7 +311,8 @@ def _carry_out(
         raise _failed(repo, config, journal, exc) from None
     missing = leftovers(repo, plan, {*outcome.left, *outcome.kept})
     if outcome.left or missing:
-        shown = [f"{p} ({why})" for p, why in outcome.left.items()] + missing
+        shown = [f"{quote_path(p)} ({why})" for p, why in outcome.left.items()]
+        shown += [quote_path(p) for p in missing]
         raise Refused(
             f"restore of {journal.target_name} left these as they were: {', '.join(shown[:10])}; "
             "run `git checkpoint restore --continue` to keep them in a safety checkpoint and "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .display import quote_path
 from .errors import Refused
 from .store import Checkpoint
 
@@ -49,11 +50,12 @@ class RestoreReport:
             f"{verb} {self.checkpoint}: {len(self.brought_back)} written, "
             f"{len(self.removed)} removed"
         )
-        out += [
-            f"  {'would write' if self.dry_run else 'brought back'}: {p}" for p in self.brought_back
-        ]
-        out += [f"  {'would remove' if self.dry_run else 'removed'}: {p}" for p in self.removed]
-        out += [f"  left in place: {p}" for p in self.left_alone]
+        wrote, removed = (
+            ("would write", "would remove") if self.dry_run else ("brought back", "removed")
+        )
+        out += [f"  {wrote}: {quote_path(p)}" for p in self.brought_back]
+        out += [f"  {removed}: {quote_path(p)}" for p in self.removed]
+        out += [f"  left in place: {quote_path(p)}" for p in self.left_alone]
         if self.head:
             h = self.head
             old = h.old[:12] if h.old else "(unborn)"
