@@ -242,7 +242,9 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         )
         journal = _continued(journal, safety.commit, safety.name)
         outcome = _carry_out(repo, config, journal, plan, stage, target, current, None)
-    return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+    report = _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+    # `undo` now goes back to before this --continue; say where the whole restore began.
+    return replace(report, before_interrupted=journal.safety_name)
 
 
 def _recorded(repo: Repo, commit: str, name: str, task: str) -> Checkpoint:

@@ -33,6 +33,8 @@ class RestoreReport:
     left_alone: list[str] = field(default_factory=list)
     undoes: str | None = None  # for `undo`: which restore it undid, and when
     cautions: list[str] = field(default_factory=list)  # printed as warnings on stderr
+    # After `restore --continue`: the safety checkpoint of the interrupted restore itself.
+    before_interrupted: str | None = None
 
     def warnings(self) -> list[str]:
         return list(self.cautions)
@@ -70,6 +72,11 @@ class RestoreReport:
                 )
         for line in self.submodules:
             out.append(f"submodule not restored (never entered): {line}")
+        if self.before_interrupted:
+            out.append(
+                f"undo goes back to before this --continue; to before the interrupted restore: "
+                f"git checkpoint restore {self.before_interrupted}"
+            )
         if not self.dry_run:
             short = self.checkpoint.rsplit("/", 1)[-1]
             tail = " (but for the submodules above)" if self.submodules else ""
