@@ -44,6 +44,8 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Path]:
     writes = list(writes)
     folder = repo.git_dir / "checkpoint"
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("staging-*"):  # left by a killed restore (we hold the lock)
+        shutil.rmtree(old, ignore_errors=True)
     stage = Path(tempfile.mkdtemp(prefix="staging-", dir=folder))
     try:
         if writes:
