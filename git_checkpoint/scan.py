@@ -53,12 +53,17 @@ def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
     if not paths:
         return
     data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-    run_git(
+    proc = run_git(
         ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
         repo.root,
         stdin=data,
         env={**env, "GIT_LITERAL_PATHSPECS": "1"},
+        check=False,
     )
+    if proc.returncode != 0:
+        # A pathspec git refuses before it touches the index ("beyond a symbolic link":
+        # a tracked folder became a link): the whole `add -u` takes every case.
+        run_git(["add", "-u"], repo.root, env=env)
 
 
 # --- untracked.exclude without a second scan -------------------------------------------------
