@@ -82,7 +82,7 @@ class _Engine:
         self._scan: Any = scan
         self._snippet: Any = get_code_snippet
         # Every detector and the default filters, as `default_settings()` sets them up.
-        plugins = get_mapping_from_secret_type_to_class().values()
+        plugins: list[Any] = list(get_mapping_from_secret_type_to_class().values())
         cache_bust()
         settings = configure_settings_from_baseline(
             {"plugins_used": [{"name": p.__name__} for p in plugins]}
