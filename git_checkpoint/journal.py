@@ -8,14 +8,13 @@ worktree made itself, never to one found under a ref (a fetched one may claim an
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
 from .gitio import Repo
-from .state import json_lines, now_iso, write_atomic
+from .state import append_json_line, json_lines, now_iso, write_atomic
 
 
 @dataclass(frozen=True)
@@ -144,12 +143,7 @@ def record_restore(repo: Repo, journal: Journal, head_after: str | None) -> None
         head_before=journal.head_from,
         head_after=head_after,
     )
-    line = (json.dumps(asdict(record), ensure_ascii=False) + "\n").encode()
-    fd = os.open(_log_path(repo), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    append_json_line(_log_path(repo), asdict(record))
 
 
 def restore_records(repo: Repo) -> list[RestoreRecord]:

@@ -99,10 +99,14 @@ def now_iso() -> str:
 
 
 def log_event(repo: Repo, op: str, **fields: Any) -> None:
-    """Append one line to the operation log; O_APPEND keeps concurrent lines whole."""
-    record = {"at": now_iso(), "op": op, **fields}
+    """Append one line to the operation log."""
+    append_json_line(repo.state_dir() / "events.jsonl", {"at": now_iso(), "op": op, **fields})
+
+
+def append_json_line(path: Path, record: dict[str, Any]) -> None:
+    """One JSON object as one line; O_APPEND keeps concurrent lines whole."""
     line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
-    fd = os.open(repo.state_dir() / "events.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)
     finally:
