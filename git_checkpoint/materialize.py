@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .errors import GitFailed, Refused
 from .gitio import ZERO_OID, Repo, nul_list
-from .restore import SYMLINK, Entry, Plan, TreeView, Write, blob_id, disk_holds
+from .restore import Entry, Plan, TreeView, Write, disk_holds, raw_match
 from .snapshot import MARK_OPTIONS
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
@@ -80,17 +80,12 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dic
         if stored is None:
             if path not in writing or not disk_holds(repo, path, writing[path]):
                 out[path] = "not in the safety checkpoint"
-        elif stat.S_ISLNK(st.st_mode):
-            if stored[0] != SYMLINK or now.odb[stored[1]].read_raw() != os.fsencode(
-                os.readlink(full)
-            ):
-                out[path] = "changed during the restore"
-        elif stored[0] == SYMLINK:
+            continue
+        matched = raw_match(now.odb, full, st.st_mode, stored)
+        if matched is None:
+            ask_git[path] = stored[1]  # batched below: one git call for all of them
+        elif not matched:
             out[path] = "changed during the restore"
-        else:
-            with open(full, "rb") as fh:
-                if blob_id(fh.read()) != stored[1]:
-                    ask_git[path] = stored[1]  # clean filters (autocrlf, LFS) may explain it
     for path in [p for p in ask_git if "\n" in p]:  # --stdin-paths cannot say these
         with open(repo.root / path, "rb") as fh:
             one = repo.git("hash-object", f"--path={path}", "--stdin", stdin=fh.read())

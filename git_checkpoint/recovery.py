@@ -41,7 +41,7 @@ from .restore import Plan, TreeView, leftovers, plan_restore
 from .restore_report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
 from .snapshot import Snapshot, capture_workspace, list_overlay_candidates, split_overlay
 from .state import now_iso
-from .store import SAFETY, Checkpoint, add_to_overlay, checkpoint_at, save_checkpoint
+from .store import SAFETY, Checkpoint, add_to_overlay, checkpoint_at, save_checkpoint, trees_of
 
 RULE_FILES = (".gitignore", CONFIG_NAME)
 
@@ -400,14 +400,14 @@ def _uncovered(
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
     rules = replace(rules, exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))))
     managed, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
-    then = TreeView(repo.odb, target.worktree_tree, _overlay_of(repo, target))
+    then = TreeView(repo.odb, target.worktree_tree, trees_of(repo, target)[1])
     residue = [
         p for p in managed if then.get(p) is None and now.get(p) is None and not git_refuses_path(p)
     ]
     keep: set[str] = set()
     if pending is not None:
         forward = _recorded(repo, pending.target, pending.target_name, pending.task)
-        wrote = TreeView(repo.odb, forward.worktree_tree, _overlay_of(repo, forward))
+        wrote = TreeView(repo.odb, forward.worktree_tree, trees_of(repo, forward)[1])
         managed_now = set(managed)
         keep = {
             p
@@ -437,12 +437,6 @@ def _keep_in_safety(repo: Repo, journal: Journal, paths: list[str]) -> Journal:
         reason = f"checkpoint: {safety.id} keeps {len(paths)} more"
         repo.update_ref(safety.ref, kept, now_at or ZERO_OID, reason)
     return journal
-
-
-def _overlay_of(repo: Repo, cp: Checkpoint) -> str | None:
-    from .store import trees_of
-
-    return trees_of(repo, cp)[1]
 
 
 def _submodules_elsewhere(plan: Plan, now: TreeView, target: Checkpoint) -> list[str]:

@@ -14,6 +14,7 @@ import os
 import stat
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import CONFIG_NAME
@@ -343,6 +344,19 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def raw_match(odb: pygit2.Repository, full: Path, mode: int, entry: Entry) -> bool | None:
+    """Whether the file at `full` (of lstat mode `mode`) holds `entry`, from its raw
+    bytes; None when a regular file's bytes differ, which clean filters (autocrlf, LFS)
+    may still explain: then only git can tell.
+    """
+    if stat.S_ISLNK(mode):
+        return entry[0] == SYMLINK and odb[entry[1]].read_raw() == os.fsencode(os.readlink(full))
+    if not stat.S_ISREG(mode) or entry[0] == SYMLINK:
+        return False
+    with open(full, "rb") as fh:
+        return True if blob_id(fh.read()) == entry[1] else None
+
+
 def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
     """Whether the file at `path` holds exactly `entry` (through clean filters)."""
     full = repo.root / path
@@ -350,15 +364,9 @@ def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
         st = os.lstat(full)
     except OSError:
         return False
-    if stat.S_ISLNK(st.st_mode):
-        return entry[0] == SYMLINK and repo.odb[entry[1]].read_raw() == os.fsencode(
-            os.readlink(full)
-        )
-    if not stat.S_ISREG(st.st_mode) or entry[0] == SYMLINK:
-        return False
-    with open(full, "rb") as fh:
-        if blob_id(fh.read()) == entry[1]:
-            return True
+    matched = raw_match(repo.odb, full, st.st_mode, entry)
+    if matched is not None:
+        return matched
     oid = repo.git("hash-object", "--path", path, "--", path).decode().strip()
     return oid == entry[1]
 
