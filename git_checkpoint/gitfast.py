@@ -79,10 +79,14 @@ class Spawned:
         return b"".join(chunks) if os.waitstatus_to_exitcode(status) in ok else None
 
 
-def parse_status(out: bytes) -> tuple[list[str], list[str], list[str], bool]:
+def parse_status(
+    out: bytes,
+) -> tuple[list[str], list[str], list[str], bool, dict[str, str]]:
     """`status --porcelain=v2 -z` records: (tracked paths whose work-tree state differs
-    from the index, the subset gone from the work tree, untracked paths, any unmerged)."""
+    from the index, the subset gone from the work tree, untracked paths, any unmerged,
+    changed path -> its work-tree mode as git would record it)."""
     records = out.decode("utf-8", "surrogateescape").split("\0")
+    modes: dict[str, str] = {}
     changed: list[str] = []
     deleted: list[str] = []
     untracked: list[str] = []
@@ -96,6 +100,7 @@ def parse_status(out: bytes) -> tuple[list[str], list[str], list[str], bool]:
             fields = rec.split(" ", 8)
             if fields[1][1] != ".":
                 changed.append(fields[8])
+                modes[fields[8]] = fields[5]
                 if fields[1][1] == "D":
                     deleted.append(fields[8])
         elif kind == "2":  # renames are off, but parse them anyway: path, then origPath
@@ -108,4 +113,4 @@ def parse_status(out: bytes) -> tuple[list[str], list[str], list[str], bool]:
             changed.append(rec.split(" ", 10)[10])
         elif kind == "?":
             untracked.append(rec[2:])
-    return changed, deleted, untracked, unmerged
+    return changed, deleted, untracked, unmerged, modes

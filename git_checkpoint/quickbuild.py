@@ -1,5 +1,6 @@
 """An auto-save's snapshot built on the last save's kept index, from the quick check's
-scan (quicksave.py): the work tree is not scanned a second time.
+scan (quicksave.py): the work tree is not scanned a second time, and W is grafted on
+the index tree that save recorded (graft.py).
 
 Valid because HEAD, the real index (so the index tree, its `add -N` entries and its marks),
 the configuration and the task's refs were what that save saw, which the check verified;
@@ -9,14 +10,13 @@ under the lock we verify that the state is still the one the check read.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from . import quickstate
 from .config import Config
 from .gitio import Repo
+from .graft import graft
 from .quicksave import Found
-from .scan import stage
-from .snapshot import STAGE_PATHS_MAX, Snapshot, finish_snapshot
+from .snapshot import Snapshot, finish_snapshot
 
 
 def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
@@ -32,19 +32,20 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         or quickstate.refs_seen(repo, saved["task"]) != saved["refs"]
     ):
         return None
-    index = Path(quickstate.folder(repo)) / str(saved["saved_index"])
-    changed = found.changed
-    with repo.temp_index(seed=index) as env:
-        if len(changed) > STAGE_PATHS_MAX:
-            repo.git("add", "-u", env=env)
-        else:
-            stage(repo, env, changed)
-        worktree_tree = repo.git("write-tree", env=env).decode().strip()
-        kept = quickstate.keep_path(repo)
-        os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
+    index = os.path.join(quickstate.folder(repo), str(saved["saved_index"]))
+    trees = saved["trees"]
+    worktree_tree = graft(repo, trees["index"], {p: found.modes[p] for p in found.changed})
+    if worktree_tree is None:
+        return None
+    kept = quickstate.keep_path(repo)
+    try:  # the same index serves the next check: a second name, same file, same date
+        os.link(index, kept)
+    except OSError:
+        import shutil
+
+        shutil.copy2(index, kept)
     head = found.before.head_text.strip()
     branch = head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
-    trees = saved["trees"]
     tracked = Snapshot(
         base=trees["base"],
         branch=branch,
@@ -63,9 +64,11 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         cfg,
         tracked,
         untracked=tuple(found.untracked),
-        deleted=tuple(sorted(set(saved["deleted"]) | set(found.deleted))),
+        deleted=tuple(found.deleted),
         before=found.before,
         kept=kept,
         include_seen=found.include_seen,
         prior_overlay=(saved["overlay"], trees["overlay"], int(saved["overlay_bytes"])),
+        changed_stats=found.changed_stats,
+        kept_stamp_ns=int(saved["index_stamp_ns"]),
     )

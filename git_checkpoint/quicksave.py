@@ -66,14 +66,16 @@ class Found:
         unchanged: bool,
         saved: dict[str, Any],
         before: quickstate.Before,
-        scan: tuple[list[str], list[str], list[str], bool],
+        scan: tuple[list[str], list[str], list[str], bool, dict[str, str]],
         include_seen: list[str],
+        changed_stats: dict[str, list[int] | None],
     ) -> None:
         self.unchanged = unchanged
         self.saved = saved
         self.before = before
-        self.changed, self.deleted, self.untracked, self.unmerged = scan
+        self.changed, self.deleted, self.untracked, self.unmerged, self.modes = scan
         self.include_seen = include_seen
+        self.changed_stats = changed_stats  # taken before anything hashes those files
 
 
 def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
@@ -177,20 +179,25 @@ def check(cwd: str) -> Found | None:
     if _pairs(config_out) != [tuple(p) for p in saved["config"]]:
         return None
     scan = parse_status(scanned)
-    changed, _, untracked, unmerged = scan
-    if unmerged or set(untracked) & set(saved["deleted"]):
-        return None  # a path the real index tracks is back: the kept index cannot tell
+    changed, _, untracked, unmerged, _ = scan
+    if unmerged:
+        return None
     seen = _nul_split(seen_out)
     overlay = saved["overlay"]
     current = quickstate.overlay_stats(repo.root, overlay)
+    # The kept index is the real index as the last save scanned it: the same tracked
+    # files differ from it, with the same stat data, when nothing changed since.
+    tracked = quickstate.overlay_stats(repo.root, changed)
+    stamp = int(saved["stamp_ns"])
     unchanged = (
-        not changed
+        tracked == saved["changed"]
         and untracked == saved["untracked"]
         and seen == saved["include_others"]
         and current == overlay
-        and quickstate.stats_trusted(current, int(saved["stamp_ns"]))
+        and quickstate.stats_trusted(current, stamp)
+        and quickstate.stats_trusted(tracked, stamp, absent_ok=True)
     )
-    return Found(unchanged, saved, before, scan, seen)
+    return Found(unchanged, saved, before, scan, seen, tracked)
 
 
 def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before) -> bool:

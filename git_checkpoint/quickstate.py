@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the hook path imports this module: no typing, pathlib, data
         def common_dir(self) -> str | os.PathLike[str]: ...
 
 
-VERSION = 1
+VERSION = 2  # 2: the kept index is the real index as scanned, W is grafted on it
 STARTED_NS = time.time_ns()  # before this process read any configuration
 RACY_NS = 1_000_000_000  # a file touched this close to a scan may change unseen by stat
 TAIL = 32  # the index's checksum trailer (20 bytes for SHA-1, 32 for SHA-256), and more
@@ -83,11 +83,16 @@ def overlay_stats(
     return {f: file_stat(os.path.join(root, f)) for f in files}
 
 
-def stats_trusted(stats: dict[str, list[int] | None], stamp_ns: int) -> bool:
+def stats_trusted(
+    stats: dict[str, list[int] | None], stamp_ns: int, absent_ok: bool = False
+) -> bool:
     """Stat data taken before hashing vouches for the content only when the file was not
-    touched within RACY_NS of the scan (timestamps are coarse) and it exists."""
+    touched within RACY_NS of the scan (timestamps are coarse) and it exists (or, with
+    `absent_ok`, is known to be gone)."""
     limit = stamp_ns - RACY_NS
-    return all(s is not None and s[1] < limit and s[2] < limit for s in stats.values())
+    return all(
+        (s[1] < limit and s[2] < limit) if s is not None else absent_ok for s in stats.values()
+    )
 
 
 def refs_seen(repo: RepoPaths, task: str) -> dict[str, Any] | None:
@@ -152,13 +157,16 @@ def before_scan(repo: RepoPaths, recording: bool) -> Before:
 
 
 class Seed:
-    """What capture hands to `record`: the kept index and what the scan saw."""
+    """What capture hands to `record`: the kept index (the real index as the scan left
+    it) and what the scan saw."""
 
     def __init__(
         self,
         *,
         before: Before,
-        index_path: str,  # the kept temporary index (W), to be adopted by `record`
+        index_path: str,  # the kept temporary index, to be adopted by `record`
+        index_stamp_ns: int | None = None,  # its date when older than `before`'s
+        changed: dict[str, list[int] | None],  # tracked paths W took from disk: stat data
         untracked: tuple[str, ...],  # the scan's raw untracked list
         deleted: tuple[str, ...],  # tracked in the real index, gone from the work tree
         include_others: tuple[str, ...],  # `ls-files -o` of the includes (ignored ones too)
@@ -171,6 +179,8 @@ class Seed:
     ) -> None:
         self.before = before
         self.index_path = index_path
+        self.index_stamp_ns = index_stamp_ns
+        self.changed = changed
         self.untracked = untracked
         self.deleted = deleted
         self.include_others = include_others
@@ -208,6 +218,7 @@ def record(
         and before.config_file != "racy"
         and before.head_text.strip() != ""
         and stats_trusted(seed.overlay, before.stamp_ns)
+        and stats_trusted(seed.changed, before.stamp_ns, absent_ok=True)
     )
     where = folder(repo)
     if not usable:
@@ -226,7 +237,9 @@ def record(
     # index file. Dating the kept index back to before the scan that hashed or verified
     # its entries keeps an edit made in the same second as that scan visible, even when
     # the index was written a second later.
-    os.utime(index, ns=(before.stamp_ns, before.stamp_ns))
+    # An index no scan refreshed since (an auto-save built on it) keeps its first date.
+    stamp = seed.index_stamp_ns if seed.index_stamp_ns is not None else before.stamp_ns
+    os.utime(index, ns=(stamp, stamp))
     data = {
         "version": VERSION,
         "paths": [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)],
@@ -241,6 +254,8 @@ def record(
         "refs": refs,
         "saved_index": index_name,
         "saved_index_tail": index_tail(index),
+        "index_stamp_ns": stamp,
+        "changed": seed.changed,
         "untracked": list(seed.untracked),
         "deleted": list(seed.deleted),
         "include_others": list(seed.include_others),

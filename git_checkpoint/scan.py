@@ -26,12 +26,13 @@ class Scan:
     deleted: tuple[str, ...]  # the subset of `changed` that is gone from the work tree
     untracked: tuple[str, ...]  # untracked, not ignored; nested repositories end with "/"
     unmerged: bool  # the index has conflicted entries
+    modes: Mapping[str, str]  # changed path -> its work-tree mode ("000000": gone)
 
 
 def parse_status(out: bytes) -> Scan:
     """The records of `status --porcelain=v2 -z`."""
-    changed, deleted, untracked, unmerged = gitfast.parse_status(out)
-    return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged)
+    changed, deleted, untracked, unmerged, modes = gitfast.parse_status(out)
+    return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged, modes)
 
 
 def status_env(index: Path, *, read_only: bool) -> dict[str, str]:

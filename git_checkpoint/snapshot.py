@@ -20,6 +20,7 @@ from . import quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
 from .gitio import Repo, git_refuses_path, nul_list
+from .graft import graft
 from .quickstate import include_argv
 from .scan import Scan, exclude_matcher, scan, stage
 
@@ -180,11 +181,9 @@ def _intent_to_add(repo: Repo, env: dict[str, str], index_tree: str) -> list[str
 MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
 
 
-def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
-    """`add -u` passes over assume-unchanged and skip-worktree entries; a file of theirs
-    that is on disk may hold edits, so hash it too (in the temporary index only).
-    Returns path -> marks: "h" assume-unchanged, "S" skip-worktree, or both.
-    """
+def _flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
+    """Index entries marked assume-unchanged or skip-worktree: path -> marks ("h", "S"
+    or both). Neither `status` nor `add -u` looks at their files."""
     flagged: dict[str, str] = {}
     out = repo.git("ls-files", "-v", "-z", env=env)
     if out.count(b"\0") == out.count(b"\0H ") + out.startswith(b"H "):
@@ -194,6 +193,12 @@ def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
         marks = ("h" if tag.islower() else "") + ("S" if tag in "Ss" else "")
         if marks:
             flagged[path] = marks
+    return flagged
+
+
+def _capture_flagged(repo: Repo, env: dict[str, str], flagged: dict[str, str]) -> None:
+    """A flagged file that is on disk may hold edits: hash it too (in the temporary
+    index only)."""
     present = [p for p in flagged if os.path.lexists(repo.root / p)]
     # One mark per call: given both options at once, git 2.39 drops the entries.
     for mark, option in MARK_OPTIONS:
@@ -204,7 +209,6 @@ def _capture_flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
             )
     if present:
         repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(present), env=env)
-    return flagged
 
 
 def _resolve_unmerged(repo: Repo, env: dict[str, str]) -> None:
@@ -221,6 +225,18 @@ def _sparse_option(repo: Repo) -> tuple[str, ...]:
     they are on disk (git >= 2.37 clears their skip-worktree bit): `--sparse` takes them.
     """
     return ("--sparse",) if (repo.git_dir / "info" / "sparse-checkout").is_file() else ()
+
+
+def _stage_all(
+    repo: Repo, env: dict[str, str], sparse: tuple[str, ...], scanned: Scan | None
+) -> None:
+    """The temporary index brought to the work tree, where a graft does not serve."""
+    if scanned is None:
+        repo.git("add", "-u", *sparse, env=env)
+    elif len(scanned.changed) > STAGE_PATHS_MAX:
+        repo.git("add", "-u", env=env)
+    else:
+        stage(repo, env, scanned.changed)
 
 
 def capture_workspace(
@@ -241,6 +257,7 @@ def capture_workspace(
     sparse = _sparse_option(repo)
     scanned: Scan | None = None
     kept: str | None = None
+    changed_stats: dict[str, list[int] | None] = {}
     with repo.temp_index(seed=repo.git_dir / "index") as env:
         try:
             index_tree = repo.git("write-tree", env=env).decode().strip()
@@ -255,17 +272,19 @@ def capture_workspace(
             _resolve_unmerged(repo, env)
             index_tree = repo.git("write-tree", env=env).decode().strip()
         intent_to_add = _intent_to_add(repo, env, index_tree)
-        if sparse:
-            repo.git("add", "-u", *sparse, env=env)
-        else:
+        flagged = _flagged(repo, env)
+        worktree_tree = None
+        if not sparse:
             scanned = scan(repo, Path(env["GIT_INDEX_FILE"]))
-            if len(scanned.changed) > STAGE_PATHS_MAX:
-                repo.git("add", "-u", env=env)
-            else:
-                stage(repo, env, scanned.changed)
-        flagged = _capture_flagged(repo, env)
-        worktree_tree = repo.git("write-tree", env=env).decode().strip()
-        if keep and scanned is not None and not flagged and not scanned.unmerged:
+            if not flagged and not scanned.unmerged:
+                changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # first
+                changes = {p: scanned.modes[p] for p in scanned.changed}
+                worktree_tree = graft(repo, index_tree, changes)
+        if worktree_tree is None:
+            _stage_all(repo, env, sparse, scanned)
+            _capture_flagged(repo, env, flagged)
+            worktree_tree = repo.git("write-tree", env=env).decode().strip()
+        elif keep:  # the index the scan refreshed: the quick check's starting point
             kept = quickstate.keep_path(repo)
             os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
 
@@ -289,6 +308,7 @@ def capture_workspace(
         deleted=scanned.deleted if scanned is not None else (),
         before=before,
         kept=kept,
+        changed_stats=changed_stats,
     )
 
 
@@ -303,9 +323,13 @@ def finish_snapshot(
     kept: str | None,
     include_seen: list[str] | None = None,
     prior_overlay: tuple[dict[str, list[int] | None], str | None, int] | None = None,
+    changed_stats: dict[str, list[int] | None] | None = None,
+    kept_stamp_ns: int | None = None,
 ) -> Snapshot:
     """Add the overlay to a snapshot of the tracked files. `untracked`: a scan's list
-    (else ls-files scans); `kept`: the temporary index to hand to quickstate;
+    (else ls-files scans); `kept`: the temporary index to hand to quickstate, with the
+    stat data of the tracked files W took from disk (`changed_stats`) and the date it
+    keeps (`kept_stamp_ns`; default: the scan's);
     `prior_overlay`: the last save's overlay (stat data, tree, bytes), reused when the
     same files are there with the same stat data."""
     candidates, include_seen = overlay_candidates(repo, cfg, untracked, include_seen)
@@ -332,6 +356,8 @@ def finish_snapshot(
         seed = quickstate.Seed(
             before=before,
             index_path=kept,
+            index_stamp_ns=kept_stamp_ns,
+            changed=changed_stats or {},
             untracked=untracked,
             deleted=deleted,
             include_others=tuple(include_seen),
