@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import GitFailed, UsageError
 from .gitfast import CONFIG_ARGV
@@ -102,6 +102,31 @@ def _oid(text: str) -> str | None:
     """`text` if it is an object id (40 or 64 lowercase hex digits), else None."""
     ok = len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
     return text if ok and text != ZERO_OID else None
+
+
+def concurrently(*calls: Callable[[], Any]) -> list[Any]:
+    """Each call's result, the calls run side by side on threads (their git children
+    then share the cores); the first exception is raised once all have finished."""
+    import threading  # subprocess has imported it already
+
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(n: int) -> None:
+        try:
+            results[n] = calls[n]()
+        except BaseException as exc:  # handed to the caller below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(1, len(calls))]
+    for thread in threads:
+        thread.start()
+    run(0)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 def nul_list(paths: Iterable[str]) -> bytes:

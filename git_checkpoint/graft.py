@@ -18,10 +18,9 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 from .errors import GitFailed
-from .gitio import Repo
+from .gitio import Repo, concurrently
 
 DELETED = "000000"
 REGULAR = ("100644", "100755")
@@ -47,12 +46,13 @@ def graft(repo: Repo, index_tree: str, changes: Mapping[str, str]) -> str | None
     files = [p for p, m in changes.items() if m in REGULAR]
     try:
         if len(files) > SPLIT_HASHING:  # two cores: hash in two halves beside the reading
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                reading = pool.submit(_read_trees, repo, index_tree, folders)
-                half = len(files) // 2
-                parts = [pool.submit(_hash_files, repo, p) for p in (files[:half], files[half:])]
-                trees = reading.result()
-                ids = [oid for part in parts for oid in part.result()]
+            half = len(files) // 2
+            trees, first, second = concurrently(
+                lambda: _read_trees(repo, index_tree, folders),
+                lambda: _hash_files(repo, files[:half]),
+                lambda: _hash_files(repo, files[half:]),
+            )
+            ids = first + second
         else:  # one after the other: git calls in a fixed order (the fault tests count them)
             trees = _read_trees(repo, index_tree, folders)
             ids = _hash_files(repo, files)

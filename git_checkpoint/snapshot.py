@@ -19,7 +19,7 @@ from pathlib import Path
 from . import quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
-from .gitio import Repo, git_refuses_path, nul_list
+from .gitio import Repo, concurrently, git_refuses_path, nul_list
 from .graft import graft
 from .quickstate import include_argv
 from .scan import Scan, exclude_matcher, scan, stage
@@ -248,67 +248,111 @@ def capture_workspace(
     reads (`status`, `diff`, `resume`: `allow_unmerged`), for which each conflicted path
     counts as its work-tree version. Such a snapshot is never saved.
 
-    One `git status` scan against the seeded index finds both the changed tracked files
-    and the untracked ones (a sparse checkout takes `add -u --sparse` and `ls-files -o`).
+    One `git status` scan against a copy of the index finds both the changed tracked
+    files and the untracked ones; W is the index tree with the changed files grafted in
+    (graft.py). The index tree, the index's marks and the includes' listing are read
+    beside the scan. A sparse checkout, marked entries, a conflict or a case the graft
+    leaves alone take `add -u` + `write-tree` on the copy instead.
     `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
     """
     before = quickstate.before_scan(repo, recording=True) if keep else None
     base, branch = repo.head()
     sparse = _sparse_option(repo)
-    scanned: Scan | None = None
     kept: str | None = None
-    changed_stats: dict[str, list[int] | None] = {}
-    with repo.temp_index(seed=repo.git_dir / "index") as env:
-        try:
-            index_tree = repo.git("write-tree", env=env).decode().strip()
-        except GitFailed as exc:
-            if "unmerged" not in exc.stderr and "merge" not in exc.stderr:
-                raise
-            if not allow_unmerged:
-                raise Refused(
-                    "the index has unmerged paths (a conflicted merge?): resolve them and "
-                    "`git add` them, or abort the merge, then save"
-                ) from None
-            _resolve_unmerged(repo, env)
-            index_tree = repo.git("write-tree", env=env).decode().strip()
-        intent_to_add = _intent_to_add(repo, env, index_tree)
-        flagged = _flagged(repo, env)
-        worktree_tree = None
-        if not sparse:
-            scanned = scan(repo, Path(env["GIT_INDEX_FILE"]))
-            if not flagged and not scanned.unmerged:
-                changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # first
-                changes = {p: scanned.modes[p] for p in scanned.changed}
-                worktree_tree = graft(repo, index_tree, changes)
-        if worktree_tree is None:
-            _stage_all(repo, env, sparse, scanned)
-            _capture_flagged(repo, env, flagged)
-            worktree_tree = repo.git("write-tree", env=env).decode().strip()
-        elif keep:  # the index the scan refreshed: the quick check's starting point
-            kept = quickstate.keep_path(repo)
-            os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
-
+    index = repo.git_dir / "index"
+    with repo.temp_index(seed=index) as env, repo.temp_index(seed=index) as tree_env:
+        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env)
+        scanned: Scan | None
+        include_seen: list[str] | None
+        if fast is not None:
+            tracked, scanned, changed_stats, include_seen = fast
+            if keep and os.path.exists(env["GIT_INDEX_FILE"]):  # the quick check's start
+                kept = quickstate.keep_path(repo)
+                os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
+        else:
+            tracked, scanned = _staged_capture(repo, env, sparse, allow_unmerged)
+            changed_stats, include_seen = {}, None
     return finish_snapshot(
         repo,
         cfg,
-        Snapshot(
-            base=base,
-            branch=branch,
-            worktree_tree=worktree_tree,
-            index_tree=index_tree,
-            overlay_tree=None,  # finish_snapshot adds the overlay
-            overlay_files=(),
-            overlay_bytes=0,
-            secrets_left_out=(),
-            nested_repos_left_out=(),
-            flagged=tuple(flagged.items()),
-            intent_to_add=tuple(intent_to_add),
-        ),
+        replace(tracked, base=base, branch=branch),
         untracked=scanned.untracked if scanned is not None else None,
         deleted=scanned.deleted if scanned is not None else (),
         before=before,
         kept=kept,
         changed_stats=changed_stats,
+        include_seen=include_seen,
+    )
+
+
+def _fast_capture(
+    repo: Repo, cfg: Config, env: dict[str, str], tree_env: dict[str, str]
+) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str]] | None:
+    """The common case: the scan (on `env`'s index), the index tree (`tree_env`'s copy:
+    write-tree writes its index), the marks and the includes' listing, side by side."""
+    argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+    try:
+        scanned, index_tree, flagged, seen = concurrently(
+            lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
+            lambda: repo.git("write-tree", env=tree_env).decode().strip(),
+            lambda: _flagged(repo, tree_env),
+            lambda: repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else [],
+        )
+    except GitFailed as exc:
+        if "unmerged" in exc.stderr or "merge" in exc.stderr:
+            return None  # the staged path refuses it, or resolves it for a read-only caller
+        raise
+    if flagged or scanned.unmerged:
+        return None
+    intent_to_add = _intent_to_add(repo, tree_env, index_tree)
+    changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
+    worktree_tree = graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed})
+    if worktree_tree is None:
+        return None
+    return _tracked(worktree_tree, index_tree, {}, intent_to_add), scanned, changed_stats, seen
+
+
+def _staged_capture(
+    repo: Repo, env: dict[str, str], sparse: tuple[str, ...], allow_unmerged: bool
+) -> tuple[Snapshot, Scan | None]:
+    """W by `add -u` + `write-tree` on the copy of the index."""
+    try:
+        index_tree = repo.git("write-tree", env=env).decode().strip()
+    except GitFailed as exc:
+        if "unmerged" not in exc.stderr and "merge" not in exc.stderr:
+            raise
+        if not allow_unmerged:
+            raise Refused(
+                "the index has unmerged paths (a conflicted merge?): resolve them and "
+                "`git add` them, or abort the merge, then save"
+            ) from None
+        _resolve_unmerged(repo, env)
+        index_tree = repo.git("write-tree", env=env).decode().strip()
+    intent_to_add = _intent_to_add(repo, env, index_tree)
+    flagged = _flagged(repo, env)
+    scanned = None if sparse else scan(repo, Path(env["GIT_INDEX_FILE"]))
+    _stage_all(repo, env, sparse, scanned)
+    _capture_flagged(repo, env, flagged)
+    worktree_tree = repo.git("write-tree", env=env).decode().strip()
+    return _tracked(worktree_tree, index_tree, flagged, intent_to_add), scanned
+
+
+def _tracked(
+    worktree_tree: str, index_tree: str, flagged: dict[str, str], intent_to_add: list[str]
+) -> Snapshot:
+    """A snapshot of the tracked files (finish_snapshot adds the overlay)."""
+    return Snapshot(
+        base=None,
+        branch=None,
+        worktree_tree=worktree_tree,
+        index_tree=index_tree,
+        overlay_tree=None,
+        overlay_files=(),
+        overlay_bytes=0,
+        secrets_left_out=(),
+        nested_repos_left_out=(),
+        flagged=tuple(flagged.items()),
+        intent_to_add=tuple(intent_to_add),
     )
 
 
