@@ -2,10 +2,10 @@
 
 `add -u` and `write-tree` on a copy of the index read and write the whole index (10 MB
 at 100,000 files: about 100 ms) to change a handful of entries. The scan already names
-every tracked path whose work-tree state differs from the index, with its work-tree
-mode (`status --porcelain=v2`), so W needs only: those files hashed (`hash-object -w
---stdin-paths`: filters and attributes by path, as `git add` applies them), the trees on
-their way to the root read (`cat-file --batch`) and rewritten (`mktree --batch`). Cost
+every tracked path whose work-tree state differs from the index (`status
+--porcelain=v2`), so W needs only: the trees on their way to the root read (`cat-file
+--batch`), those files added to a small index seeded with their own entries (so git
+applies every rule `git add` would), and the trees rewritten (`mktree --batch`). Cost
 grows with the change, not with the repository.
 
 `graft` answers None for what it leaves to `add -u` (the caller's fallback): a path
@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 
-from .errors import GitFailed
-from .gitio import Repo, concurrently
+from .gitio import Repo, concurrently, nul_list
 
 DELETED = "000000"
 REGULAR = ("100644", "100755")
@@ -43,26 +41,26 @@ def graft(repo: Repo, index_tree: str, changes: Mapping[str, str]) -> str | None
     if any(mode not in (*REGULAR, SYMLINK, GITLINK, DELETED) for mode in changes.values()):
         return None
     folders = sorted(_with_ancestors(_parent(p) for p in changes), key=_depth, reverse=True)
-    files = [p for p, m in changes.items() if m in REGULAR]
+    present = [p for p, m in changes.items() if m != DELETED]
+    modules = [p for p, m in changes.items() if m == GITLINK]
+    # A deleted `.gitattributes` leaves the index in its turn, as under `add -u`: the
+    # files sorting before it still see its rules (git reads them from the index).
+    gone_rules = [p for p, m in changes.items() if m == DELETED and _is_rules(p)]
     try:
-        if len(files) > SPLIT_HASHING:  # two cores: hash in two halves beside the reading
-            half = len(files) // 2
-            trees, first, second = concurrently(
-                lambda: _read_trees(repo, index_tree, folders),
-                lambda: _hash_files(repo, files[:half]),
-                lambda: _hash_files(repo, files[half:]),
+        trees = _read_trees(repo, index_tree, folders)
+        for path in modules:  # a repository where a file was: add -u makes it a gitlink,
+            entry = trees[_parent(path)].get(_name(path))  # update-index drops the file
+            if entry is None or entry[0] != GITLINK:
+                raise _NotGraftable()
+        if len(present) > SPLIT_HASHING:  # two cores: hash in two halves side by side
+            half = len(present) // 2
+            first, second = concurrently(
+                lambda: _added(repo, trees, present[:half], gone_rules),
+                lambda: _added(repo, trees, present[half:], gone_rules),
             )
-            ids = first + second
+            new = {**first, **second}
         else:  # one after the other: git calls in a fixed order (the fault tests count them)
-            trees = _read_trees(repo, index_tree, folders)
-            ids = _hash_files(repo, files)
-        new: dict[str, tuple[str, str] | None] = {
-            p: (changes[p], oid) for p, oid in zip(files, ids, strict=True)
-        }
-        new.update(_hash_links(repo, [p for p, m in changes.items() if m == SYMLINK]))
-        new.update(
-            {p: (GITLINK, _submodule_head(repo, p)) for p, m in changes.items() if m == GITLINK}
-        )
+            new = _added(repo, trees, present, gone_rules)
         new.update({p: None for p, m in changes.items() if m == DELETED})
         return _write_trees(repo, trees, folders, new)
     except _NotGraftable:
@@ -133,49 +131,55 @@ def _parse_tree(raw: bytes) -> dict[bytes, tuple[str, str]]:
     return entries
 
 
-def _hash_files(repo: Repo, paths: list[str]) -> list[str]:
-    """Blob ids of work-tree files, through the filters `git add` would apply. (Their
-    modes are the scan's: git took them from the file, or from the index when
-    core.fileMode is false.)"""
-    if not paths:
-        return []
-    stdin = "".join(p + "\n" for p in paths).encode("utf-8", "surrogateescape")
-    return repo.git("hash-object", "-w", "--stdin-paths", stdin=stdin).decode().split()
+def _name(path: str) -> bytes:
+    return path.rpartition("/")[2].encode("utf-8", "surrogateescape")
 
 
-def _hash_links(repo: Repo, paths: list[str]) -> dict[str, tuple[str, str] | None]:
-    """Symlinks: their target text, unfiltered, as git stores them."""
+def _is_rules(path: str) -> bool:
+    return path.rpartition("/")[2] == ".gitattributes"
+
+
+def _added(
+    repo: Repo,
+    trees: Mapping[str, Mapping[bytes, tuple[str, str]]],
+    paths: list[str],
+    gone_rules: list[str],
+) -> dict[str, tuple[str, str] | None]:
+    """The entries `git add -u` makes of `paths` (mode, blob or commit id; None when
+    git finds the path gone after all).
+
+    `git add` reads the index as well as the file: a file whose indexed blob has CRLF
+    keeps it under autocrlf or text=auto, and a `.gitattributes` gone from disk is still
+    read from the index. So the files are added to a small index that holds just their
+    index entries and the `.gitattributes` on their way to the root: git then applies
+    every rule it would apply in the real index, symlinks and submodules included.
+    """
     if not paths:
         return {}
-    with tempfile.TemporaryDirectory(prefix="checkpoint-links-", dir=repo.git_dir) as tmp:
-        files = []
-        for n, path in enumerate(paths):
-            try:  # core.symlinks false keeps a link as a file: add -u knows that case
-                target = os.readlink(os.path.join(repo.root, path))
-            except OSError:
-                raise _NotGraftable() from None
-            file = os.path.join(tmp, str(n))
-            with open(file, "wb") as fh:
-                fh.write(os.fsencode(target))
-            files.append(file)
-        stdin = "".join(f + "\n" for f in files).encode()
-        ids = repo.git("hash-object", "-w", "--no-filters", "--stdin-paths", stdin=stdin)
-    return {p: (SYMLINK, oid) for p, oid in zip(paths, ids.decode().split(), strict=True)}
-
-
-def _submodule_head(repo: Repo, path: str) -> str:
-    """The commit a submodule's work tree is at, as `add -u` records it."""
-    where = os.path.join(repo.root, path)
-    if not os.path.exists(os.path.join(where, ".git")):
-        raise _NotGraftable()  # never let rev-parse walk up into our own repository
-    try:
-        out = repo.git("-C", path, "rev-parse", "--show-toplevel", "--verify", "HEAD^{commit}")
-    except GitFailed:
-        raise _NotGraftable() from None
-    top, _, head = out.decode("utf-8", "surrogateescape").strip().partition("\n")
-    if os.path.realpath(top) != os.path.realpath(where):
-        raise _NotGraftable()
-    return head.strip()
+    seed: dict[str, tuple[str, str]] = {}
+    for path in [*paths, *gone_rules]:
+        entry = trees[_parent(path)].get(_name(path))
+        if entry is not None and entry[0] != TREE:
+            seed[path] = entry
+    for folder in _with_ancestors(_parent(p) for p in paths):
+        entry = trees[folder].get(b".gitattributes")
+        if entry is not None and entry[0] in REGULAR:
+            seed[f"{folder}/.gitattributes" if folder else ".gitattributes"] = entry
+    info = "".join(f"{mode} {oid}\t{path}\0" for path, (mode, oid) in seed.items())
+    with repo.temp_index() as env:
+        if info:
+            repo.git("update-index", "-z", "--index-info", stdin=os.fsencode(info), env=env)
+        order = sorted([*paths, *gone_rules], key=lambda p: p.encode("utf-8", "surrogateescape"))
+        argv = ["update-index", "--add", "--remove", "-z", "--stdin"]  # in index order
+        repo.git(*argv, stdin=nul_list(order), env=env)
+        listed = repo.git("ls-files", "-s", "-z", env=env)
+    entries: dict[str, tuple[str, str] | None] = {}
+    for record in listed.decode("utf-8", "surrogateescape").split("\0"):
+        if record:
+            meta, _, path = record.partition("\t")
+            mode, oid, _ = meta.split(" ")
+            entries[path] = (mode, oid)
+    return {p: entries.get(p) for p in paths}  # absent: git removed it, as add -u would
 
 
 def _sort_key(item: tuple[bytes, tuple[str, str]]) -> bytes:

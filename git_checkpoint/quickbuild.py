@@ -14,7 +14,7 @@ import os
 from . import quickstate
 from .config import Config
 from .gitio import Repo
-from .graft import graft
+from .graft import GITLINK, graft
 from .quicksave import Found
 from .snapshot import Snapshot, finish_snapshot
 
@@ -32,6 +32,8 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         or quickstate.refs_seen(repo, saved["task"]) != saved["refs"]
     ):
         return None
+    if any(found.modes.get(p) == GITLINK for p in found.changed):
+        return None  # a moved submodule: no stat data vouches for it (capture_workspace)
     index = os.path.join(quickstate.folder(repo), str(saved["saved_index"]))
     trees = saved["trees"]
     worktree_tree = graft(repo, trees["index"], {p: found.modes[p] for p in found.changed})

@@ -20,7 +20,7 @@ from . import quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
 from .gitio import Repo, concurrently, git_refuses_path, nul_list
-from .graft import graft
+from .graft import GITLINK, graft
 from .quickstate import include_argv
 from .scan import Scan, exclude_matcher, scan, stage
 
@@ -266,7 +266,10 @@ def capture_workspace(
         include_seen: list[str] | None
         if fast is not None:
             tracked, scanned, changed_stats, include_seen = fast
-            if keep and os.path.exists(env["GIT_INDEX_FILE"]):  # the quick check's start
+            # The quick check vouches by stat data: a submodule's folder has none that
+            # moves with its commit, so a moved submodule keeps nothing for it.
+            moved = any(scanned.modes.get(p) == GITLINK for p in scanned.changed)
+            if keep and not moved and os.path.exists(env["GIT_INDEX_FILE"]):
                 kept = quickstate.keep_path(repo)
                 os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
         else:
