@@ -23,6 +23,8 @@ from .gitfast import CONFIG_ARGV
 if TYPE_CHECKING:
     import pygit2
 
+    from .objects import Objects
+
 ZERO_OID = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -191,6 +193,13 @@ class Repo:
         """Run a `-z` git command and split its NUL-separated output."""
         out = self.git(*args, env=env)
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+    @cached_property
+    def objects(self) -> Objects:
+        """Trees and blobs through one `cat-file --batch` child (objects.py)."""
+        from .objects import Objects
+
+        return Objects(self.root, {k: v for k, v in os.environ.items() if k not in _REPO_ENV})
 
     # --- pygit2 ------------------------------------------------------------------
 

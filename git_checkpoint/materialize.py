@@ -127,22 +127,22 @@ def move_into_place(repo: Repo, stage: Path, writes: Iterable[Write], outcome: O
     """Rename each staged file over its path; a folder in the way is replaced only when
     it is empty (what the plan removed from it), and never followed if it is a symlink.
     """
-    root = repo.root
+    root, staged_root = os.fspath(repo.root), os.fspath(stage)  # str: 1,000s of paths
     for write in writes:
         if write.path in outcome.left:
             continue
         _make_parents(root, write.path)
-        dest = root / write.path
+        dest = f"{root}/{write.path}"
         with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISDIR(os.lstat(dest).st_mode) and not _remove_empty_tree(dest):
+            if stat.S_ISDIR(os.lstat(dest).st_mode) and not _remove_empty_tree(Path(dest)):
                 outcome.left[write.path] = "a folder with files is in the way"
                 continue
-        source = stage / write.path
+        source = f"{staged_root}/{write.path}"
         try:
             os.rename(source, dest)
         except OSError as exc:
             if exc.errno == errno.EXDEV:
-                _copy_across(source, dest)
+                _copy_across(Path(source), Path(dest))
             elif exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
                 outcome.left[write.path] = "a folder appeared there during the restore"
             else:
@@ -161,10 +161,12 @@ def _through_folders(root: Path, path: str) -> bool:
     return True
 
 
-def _make_parents(root: Path, path: str) -> None:
-    parts = path.split("/")[:-1]
-    for depth in range(1, len(parts) + 1):
-        folder = root.joinpath(*parts[:depth])
+def _make_parents(root: str, path: str) -> None:
+    """Each folder above `path` made or found to be a real folder, checked right before
+    the write (never a symlink to follow out of the work tree)."""
+    folder = root
+    for depth, name in enumerate(path.split("/")[:-1], start=1):
+        folder = f"{folder}/{name}"
         try:
             os.mkdir(folder)
             continue
@@ -173,7 +175,8 @@ def _make_parents(root: Path, path: str) -> None:
         st = os.lstat(folder)
         if not stat.S_ISDIR(st.st_mode):
             what = "symlink" if stat.S_ISLNK(st.st_mode) else "file"
-            raise Refused(f"refusing to write {path!r}: {'/'.join(parts[:depth])!r} is a {what}")
+            above = "/".join(path.split("/")[:depth])
+            raise Refused(f"refusing to write {path!r}: {above!r} is a {what}")
 
 
 def _copy_across(source: Path, dest: Path) -> None:

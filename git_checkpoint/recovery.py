@@ -268,7 +268,7 @@ def _carry_out(
     current: Snapshot,
     pending: Journal | None,
 ) -> Outcome:
-    now = TreeView(repo.odb, current.worktree_tree, current.overlay_tree)
+    now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
     outcome = Outcome()
     try:
         if journal.move_head and journal.head_to:
@@ -400,14 +400,14 @@ def _uncovered(
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
     rules = replace(rules, exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))))
     managed, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
-    then = TreeView(repo.odb, target.worktree_tree, trees_of(repo, target)[1])
+    then = TreeView(repo.objects, target.worktree_tree, trees_of(repo, target)[1])
     residue = [
         p for p in managed if then.get(p) is None and now.get(p) is None and not git_refuses_path(p)
     ]
     keep: set[str] = set()
     if pending is not None:
         forward = _recorded(repo, pending.target, pending.target_name, pending.task)
-        wrote = TreeView(repo.odb, forward.worktree_tree, trees_of(repo, forward)[1])
+        wrote = TreeView(repo.objects, forward.worktree_tree, trees_of(repo, forward)[1])
         managed_now = set(managed)
         keep = {
             p

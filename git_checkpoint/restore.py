@@ -18,15 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import CONFIG_NAME
-from .errors import Refused
+from .errors import GitFailed, Refused
 from .gitio import Repo, git_refuses_path
 from .journal import Journal as Journal
 from .journal import read_journal as read_journal
+from .objects import Tree
 from .snapshot import Snapshot
 from .store import Checkpoint, trees_of
 
 if TYPE_CHECKING:
-    import pygit2
+    from .objects import Objects
 
 SYMLINK = 0o120000
 GITLINK = 0o160000
@@ -67,20 +68,15 @@ def _tree_key(name: bytes, mode: int) -> bytes:
     return name + b"/" if mode == 0o040000 else name
 
 
-def _entries(odb: pygit2.Repository, tree_id: str) -> list[tuple[bytes, int, str]]:
-    """A tree's raw entries in stored order: (name, mode, id)."""
-    raw = odb[tree_id].read_raw()
-    out = []
-    pos = 0
-    while pos < len(raw):
-        space = raw.index(b" ", pos)
-        nul = raw.index(b"\0", space)
-        out.append((raw[space + 1 : nul], int(raw[pos:space], 8), raw[nul + 1 : nul + 21].hex()))
-        pos = nul + 21
-    return out
+def _entries(odb: Objects, tree_id: str) -> list[tuple[bytes, int, str]]:
+    """A tree's entries in stored order: (raw name, mode, id)."""
+    tree = odb[tree_id]
+    if not isinstance(tree, Tree):
+        raise ValueError(f"{tree_id} is not a tree")
+    return [(e.name.encode("utf-8", "surrogateescape"), e.filemode, e.id) for e in tree]
 
 
-def check_tree(odb: pygit2.Repository, tree_id: str | None, against: str | None = None) -> None:
+def check_tree(odb: Objects, tree_id: str | None, against: str | None = None) -> None:
     """Refuse a tree git fsck would flag (entries out of order or named twice), walking
     only the subtrees that differ from `against` (a tree of our own, already sound), so
     the cost grows with the difference.
@@ -106,7 +102,7 @@ def check_tree(odb: pygit2.Repository, tree_id: str | None, against: str | None 
 class TreeView:
     """The managed set of a checkpoint or snapshot: tracked tree W plus overlay tree U."""
 
-    def __init__(self, odb: pygit2.Repository, worktree: str, overlay: str | None) -> None:
+    def __init__(self, odb: Objects, worktree: str, overlay: str | None) -> None:
         self.odb = odb
         self.worktree: Any = odb[worktree]
         self.worktree_id = worktree
@@ -136,30 +132,24 @@ class TreeView:
         return found
 
 
-def _changed_paths(odb: pygit2.Repository, old: str, new: str) -> set[str]:
-    import pygit2
-
+def _changed_paths(repo: Repo, old: str, new: str) -> set[str]:
+    """Paths whose entry differs between two trees (git skips equal subtrees: the cost
+    follows the difference, where libgit2's tree diff walks every entry)."""
     if old == new:
         return set()
-    old_tree = odb[old].peel(pygit2.Tree)
-    new_tree = odb[new].peel(pygit2.Tree)
-    diff = old_tree.diff_to_tree(new_tree, flags=pygit2.enums.DiffOption.SKIP_BINARY_CHECK)
-    paths: set[str] = set()
-    for delta in diff.deltas:
-        paths.add(delta.old_file.path)
-        paths.add(delta.new_file.path)
-    return paths
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new)
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
 def _views(repo: Repo, current: Snapshot, target: Checkpoint) -> tuple[TreeView, TreeView]:
-    now = TreeView(repo.odb, current.worktree_tree, current.overlay_tree)
-    then = TreeView(repo.odb, target.worktree_tree, trees_of(repo, target)[1])
+    now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
+    then = TreeView(repo.objects, target.worktree_tree, trees_of(repo, target)[1])
     return now, then
 
 
 def _candidates(repo: Repo, now: TreeView, then: TreeView) -> set[str]:
     """Paths that may differ between two managed sets, found by tree-to-tree diffs."""
-    paths = _changed_paths(repo.odb, now.worktree_id, then.worktree_id)
+    paths = _changed_paths(repo, now.worktree_id, then.worktree_id)
     paths |= set(now.overlay) ^ set(then.overlay)
     paths |= {p for p in set(now.overlay) & set(then.overlay) if now.overlay[p] != then.overlay[p]}
     return paths
@@ -167,15 +157,13 @@ def _candidates(repo: Repo, now: TreeView, then: TreeView) -> set[str]:
 
 @contextlib.contextmanager
 def _readable_trees(target: Checkpoint) -> Iterator[None]:
-    """A tree libgit2 cannot parse (an empty or slashed name) is an unsafe checkpoint."""
-    import pygit2
-
+    """A tree git would not check out (an empty or slashed name) is an unsafe checkpoint."""
     try:
         yield
-    except pygit2.GitError as exc:
-        raise Refused(f"unsafe checkpoint {target.name}: unreadable tree ({exc})") from None
     except RecursionError:
         raise Refused(f"unsafe checkpoint {target.name}: its trees nest too deep") from None
+    except GitFailed as exc:
+        raise Refused(f"unsafe checkpoint {target.name}: unreadable tree ({exc})") from None
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         # a tree entry that names a blob, a missing object, a truncated tree
         raise Refused(f"unsafe checkpoint {target.name}: malformed tree ({exc})") from None
@@ -193,10 +181,10 @@ def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
     with _readable_trees(target):
         index_tree, overlay_tree = trees_of(repo, target)
         tracked: dict[str, Entry] = {}
-        then = TreeView(repo.odb, target.worktree_tree, overlay_tree)
+        then = TreeView(repo.objects, target.worktree_tree, overlay_tree)
         then.walk(then.worktree, "", tracked)
         staged: dict[str, Entry] = {}
-        then.walk(repo.odb[index_tree], "", staged)
+        then.walk(repo.objects[index_tree], "", staged)
     for path in [*tracked, *then.overlay, *staged]:
         check_path(path)
     links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK}
@@ -216,12 +204,12 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     with _readable_trees(target):
         target_index, target_overlay = trees_of(repo, target)
         # What libgit2's diff would take on trust: order and uniqueness, checked first.
-        check_tree(repo.odb, target.worktree_tree, current.worktree_tree)
-        check_tree(repo.odb, target_index, current.index_tree)
-        check_tree(repo.odb, target_overlay, current.overlay_tree)
+        check_tree(repo.objects, target.worktree_tree, current.worktree_tree)
+        check_tree(repo.objects, target_index, current.index_tree)
+        check_tree(repo.objects, target_overlay, current.overlay_tree)
         now, then = _views(repo, current, target)
         candidates = _candidates(repo, now, then)
-        index_paths = _changed_paths(repo.odb, current.index_tree, target_index)
+        index_paths = _changed_paths(repo, current.index_tree, target_index)
     for path in sorted(candidates | index_paths | set(then.overlay)):
         check_path(path, (then.get(path) or (0o100644,))[0])
     for path in then.overlay:
@@ -246,7 +234,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         else:
             writes.append(Write(path, after[0], after[1]))
     _check_writes(repo, writes, removes, now, then)
-    wanted_index = TreeView(repo.odb, target_index, None)
+    wanted_index = TreeView(repo.objects, target_index, None)
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
     # `git add -N` entries are in no index tree: carry them by name (manifest) instead.
     then_ita = _intent_to_add_of(target, then, wanted_index)
@@ -344,7 +332,7 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def raw_match(odb: pygit2.Repository, full: Path, mode: int, entry: Entry) -> bool | None:
+def raw_match(odb: Objects, full: Path, mode: int, entry: Entry) -> bool | None:
     """Whether the file at `full` (of lstat mode `mode`) holds `entry`, from its raw
     bytes; None when a regular file's bytes differ, which clean filters (autocrlf, LFS)
     may still explain: then only git can tell.
@@ -364,7 +352,7 @@ def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
         st = os.lstat(full)
     except OSError:
         return False
-    matched = raw_match(repo.odb, full, st.st_mode, entry)
+    matched = raw_match(repo.objects, full, st.st_mode, entry)
     if matched is not None:
         return matched
     oid = repo.git("hash-object", "--path", path, "--", path).decode().strip()

@@ -301,13 +301,21 @@ def scan_checkpoint(repo: Repo, cp: Checkpoint, allow: Iterable[str]) -> list[Fi
     return scan_checkpoints(repo, [cp], allow)
 
 
-def scan_snapshot(repo: Repo, snapshot: Snapshot, task: str, allow: Iterable[str]) -> list[Finding]:
+def scan_snapshot(
+    repo: Repo,
+    snapshot: Snapshot,
+    task: str,
+    allow: Iterable[str],
+    done: list[Checkpoint] | None = None,
+) -> list[Finding]:
     """Secrets a save would store that the task's latest checkpoint (or the base) lacks:
     each secret is reported once, when it first appears. Nothing new, nothing scanned.
+    `done`: the task's history, when the caller has it.
     """
     from .gitio import EMPTY_TREE
 
-    done = history(repo, task)
+    if done is None:
+        done = history(repo, task)
     if done and same_state(repo, snapshot, done[-1]):
         return []
     if done:

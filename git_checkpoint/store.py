@@ -361,13 +361,16 @@ def save_checkpoint(
     snapshot: Snapshot | None = None,
     extra: dict[str, Any] | None = None,
     before_ref: Callable[[str, str], None] | None = None,
+    existing: list[Checkpoint] | None = None,
 ) -> SaveOutcome:
     """Capture the workspace and store it as the task's next checkpoint (caller holds the
     lock). `before_ref(commit, name)` runs once the commit exists, before its ref does.
+    `existing`: the task's checkpoints, when the caller has just listed them.
     """
     if snapshot is None:
         snapshot = capture_workspace(repo, config, keep=True)
-    existing = task_checkpoints(repo, task)
+    if existing is None:
+        existing = task_checkpoints(repo, task)
     normal = [c for c in existing if not c.is_safety]
     if dedupe and normal and same_state(repo, snapshot, normal[-1]):
         return _remember(repo, SaveOutcome(normal[-1], created=False, snapshot=snapshot))

@@ -9,7 +9,7 @@ from ..context import Context
 from ..errors import Refused
 from ..secrets_scan import scan_snapshot
 from ..snapshot import Snapshot, capture_workspace
-from ..store import save_checkpoint
+from ..store import Checkpoint, save_checkpoint, task_checkpoints
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ def run(
                 hypothesis=hypothesis if hypothesis is not None else record.hypothesis,
                 next_move=next_move if next_move is not None else record.next_move,
             )
-        snapshot, found = _scanned_snapshot(ctx, name, auto)
+        existing = task_checkpoints(repo, name)  # listed once for the scan and the save
+        snapshot, found = _scanned_snapshot(ctx, name, auto, existing)
         outcome = save_checkpoint(
             repo,
             ctx.config,
@@ -88,6 +89,7 @@ def run(
             next_move=record.next_move,
             auto=auto,
             snapshot=snapshot,
+            existing=existing,
         )
         cp = outcome.checkpoint
         pruned: list[str] = []
@@ -116,7 +118,9 @@ def run(
     )
 
 
-def _scanned_snapshot(ctx: Context, task: str, auto: bool) -> tuple[Snapshot | None, list[str]]:
+def _scanned_snapshot(
+    ctx: Context, task: str, auto: bool, existing: list[Checkpoint]
+) -> tuple[Snapshot | None, list[str]]:
     """The workspace, and the secrets in what is new in it (secrets.on_save): `block`
     refuses the save; `warn` says so, except on auto-saves (push scans again anyway).
     None: no scan, the save captures the workspace itself.
@@ -128,7 +132,8 @@ def _scanned_snapshot(ctx: Context, task: str, auto: bool) -> tuple[Snapshot | N
     snapshot = capture_workspace(ctx.repo, ctx.config, keep=True)
     allow = ctx.config.secrets_allow
     try:
-        found = [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow)]
+        done = [c for c in existing if not c.is_safety]
+        found = [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow, done)]
         if found and mode == "block":
             raise Refused(
                 f"secrets in the workspace, nothing saved (secrets.on_save: block): "
