@@ -48,9 +48,7 @@ def run(ctx: Context, *, dry_run: bool, task: str | None, all_tasks: bool) -> Pr
         names = retention.local_tasks(repo) if all_tasks else [ctx.task(task)]
         decisions = retention.plan(repo, ctx.config.retention, names)
         removed = (
-            [d for d in decisions if d.remove]
-            if dry_run
-            else retention.remove(repo, decisions)
+            [d for d in decisions if d.remove] if dry_run else retention.remove(repo, decisions)
         )
     kept = [d for d in decisions if not d.remove]
     return PruneResult(dry_run=dry_run, tasks=names, removed=removed, kept=kept)
