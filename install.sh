@@ -55,24 +55,28 @@ if [ -z "$bin" ]; then
   bin="$HOME/.local/bin"; on_path=no
   mkdir -p "$bin"
 fi
-ln -sf "$venv/bin/git-checkpoint" "$bin/git-checkpoint"
-# git-checkpoint-hook runs on every agent tool call, so it gets a launcher that starts
-# Python without the site machinery (-I -S: no .pth files, no editable-install finder),
-# which halves its start-up, and puts the package and its dependencies on sys.path.
-"$venv/bin/python" - "$data/bin/git-checkpoint-hook" <<'PY'
+# Both commands get a launcher that starts Python without the site machinery (-I -S: no
+# .pth files, no editable-install finder: 13 ms less per command here) and puts the
+# package and its dependencies on sys.path. git-checkpoint-hook runs on every agent
+# tool call; git-checkpoint on every save and restore.
+"$venv/bin/python" - "$data/bin" <<'PY'
 import os, sys, sysconfig, git_checkpoint
-target = sys.argv[1]
+folder = sys.argv[1]
 paths = [os.path.dirname(os.path.dirname(git_checkpoint.__file__))]
 for key in ("purelib", "platlib"):
     if sysconfig.get_path(key) not in paths:
         paths.append(sysconfig.get_path(key))
-os.makedirs(os.path.dirname(target), exist_ok=True)
-with open(target + ".new", "w") as fh:
-    fh.write(f"#!{sys.executable} -IS\n# written by install.sh: git-checkpoint-hook, started fast\n")
-    fh.write(f"import sys\nsys.path += {paths!r}\nfrom git_checkpoint.hook import main\nmain()\n")
-os.chmod(target + ".new", 0o755)
-os.replace(target + ".new", target)
+os.makedirs(folder, exist_ok=True)
+for name, call in (("git-checkpoint", "cli import entry"), ("git-checkpoint-hook", "hook import main")):
+    target = os.path.join(folder, name)
+    with open(target + ".new", "w") as fh:
+        fh.write(f"#!{sys.executable} -IS\n# written by install.sh: {name}, started fast\n")
+        fh.write(f"import sys\nsys.path += {paths!r}\nfrom git_checkpoint.{call}\n")
+        fh.write(f"{call.split()[-1]}()\n")
+    os.chmod(target + ".new", 0o755)
+    os.replace(target + ".new", target)
 PY
+ln -sf "$data/bin/git-checkpoint" "$bin/git-checkpoint"
 ln -sf "$data/bin/git-checkpoint-hook" "$bin/git-checkpoint-hook"
 # The hook templates (git hooks, the shell guard) live beside the venv, where
 # `git checkpoint hooks install` finds them when the tool is not run from a checkout.

@@ -679,3 +679,28 @@ def main(argv: list[str] | None = None) -> None:
             4,
         )
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def entry() -> NoReturn:
+    """The installed command: `main()`, then out without tearing the interpreter down
+    (module finalizers cost 11 ms here and have nothing left to do: every file, lock,
+    temporary folder and child is closed by then, and the output is flushed first)."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if isinstance(exc.code, str):
+            say_err(exc.code)
+    exit_now(code)
+
+
+def exit_now(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # nobody reads any more: nothing left to say
+            pass
+    os._exit(code)
+

@@ -66,7 +66,13 @@ def main(argv: list[str] | None = None) -> None:
 
             with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-    sys.exit(0)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)  # no interpreter teardown: after a save it costs 11 ms, and all is closed
 
 
 def run(agent: str, event: str, rest: list[str]) -> None:

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 
 from .. import quickstate, state, tasks
 from ..context import Context
-from ..errors import Refused
+from ..errors import CheckpointError, Refused
+from ..gitio import concurrently
 from ..secrets_scan import scan_snapshot
 from ..snapshot import Snapshot, capture_workspace
-from ..store import Checkpoint, save_checkpoint, task_checkpoints
+from ..store import Checkpoint, SaveOutcome, save_checkpoint, task_checkpoints
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class SaveResult:
     pruned: list[str] = field(default_factory=list)  # retention.auto: what went after the save
     prune_problem: str | None = None
     secret_findings: list[str] = field(default_factory=list)  # secrets.on_save: warn
+    scan_problem: str | None = None  # the warn-mode scan could not run
 
     def lines(self) -> list[str]:
         if not self.created:
@@ -55,6 +57,8 @@ class SaveResult:
         if self.prune_problem:
             out.append(self.prune_problem)
         out += [f"possible secret saved: {f}" for f in self.secret_findings[:5]]
+        if self.scan_problem:
+            out.append(self.scan_problem)
         return out
 
 
@@ -79,18 +83,36 @@ def run(
                 next_move=next_move if next_move is not None else record.next_move,
             )
         existing = task_checkpoints(repo, name)  # listed once for the scan and the save
-        snapshot, found = _scanned_snapshot(ctx, name, auto, existing)
-        outcome = save_checkpoint(
-            repo,
-            ctx.config,
-            name,
-            message=message,
-            hypothesis=record.hypothesis,
-            next_move=record.next_move,
-            auto=auto,
-            snapshot=snapshot,
-            existing=existing,
-        )
+        mode = ctx.config.secrets_on_save
+        # Auto-saves never scan under `warn` (push scans again anyway).
+        scanning = mode == "block" or (mode == "warn" and not auto)
+        # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
+        snapshot = capture_workspace(repo, ctx.config, keep=True) if scanning else None
+
+        def store() -> SaveOutcome:
+            return save_checkpoint(
+                repo,
+                ctx.config,
+                name,
+                message=message,
+                hypothesis=record.hypothesis,
+                next_move=record.next_move,
+                auto=auto,
+                snapshot=snapshot,
+                existing=existing,
+            )
+
+        found: list[str] = []
+        scan_problem: str | None = None
+        if snapshot is not None and mode == "block":
+            _refuse_secrets(ctx, snapshot, name, existing)
+            outcome = store()
+        elif snapshot is not None:  # warn: scanned while the checkpoint is written
+            (found, scan_problem), outcome = concurrently(
+                lambda: _warnings(ctx, snapshot, name, existing), store
+            )
+        else:
+            outcome = store()
         cp = outcome.checkpoint
         pruned: list[str] = []
         prune_problem: str | None = None
@@ -115,26 +137,24 @@ def run(
         pruned=pruned,
         prune_problem=prune_problem,
         secret_findings=found if outcome.created else [],
+        scan_problem=scan_problem if outcome.created else None,
     )
 
 
-def _scanned_snapshot(
-    ctx: Context, task: str, auto: bool, existing: list[Checkpoint]
-) -> tuple[Snapshot | None, list[str]]:
-    """The workspace, and the secrets in what is new in it (secrets.on_save): `block`
-    refuses the save; `warn` says so, except on auto-saves (push scans again anyway).
-    None: no scan, the save captures the workspace itself.
-    """
-    mode = ctx.config.secrets_on_save
-    if mode == "ignore" or (auto and mode == "warn"):
-        return None, []
-    # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
-    snapshot = capture_workspace(ctx.repo, ctx.config, keep=True)
+def _findings(ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]) -> list[str]:
+    """The secrets in what is new in the workspace (secrets.on_save)."""
+    done = [c for c in existing if not c.is_safety]
     allow = ctx.config.secrets_allow
+    return [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow, done)]
+
+
+def _refuse_secrets(
+    ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]
+) -> None:
+    """secrets.on_save: block: nothing is saved while a secret is in the workspace."""
     try:
-        done = [c for c in existing if not c.is_safety]
-        found = [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow, done)]
-        if found and mode == "block":
+        found = _findings(ctx, snapshot, task, existing)
+        if found:
             raise Refused(
                 f"secrets in the workspace, nothing saved (secrets.on_save: block): "
                 f"{'; '.join(found[:5])}; list false positives under secrets.allow"
@@ -142,4 +162,14 @@ def _scanned_snapshot(
     except BaseException:
         quickstate.discard(snapshot.seed)
         raise
-    return snapshot, found
+
+
+def _warnings(
+    ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]
+) -> tuple[list[str], str | None]:
+    """secrets.on_save: warn: the findings to name after the save, or why there are none
+    (a scan that fails never fails the save it only comments on)."""
+    try:
+        return _findings(ctx, snapshot, task, existing), None
+    except CheckpointError as exc:
+        return [], f"secret scan failed: {exc}"
