@@ -539,7 +539,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="git-checkpoint-bench-"))
+    # What install.sh installs beside the venv this Python runs in: the launchers
+    # (<data>/bin, `python -IS`), else the venv's own scripts.
     beside = Path(sys.executable).parent
+    launchers = beside.parent.parent / "bin"
+    if (launchers / "git-checkpoint").exists():
+        beside = launchers
     bin_dir = None if args.use_path or not (beside / "git-checkpoint").exists() else beside
     env = hermetic_env(home, bin_dir)
     cp_exe = shutil.which("git-checkpoint", path=env["PATH"])

@@ -703,4 +703,3 @@ def exit_now(code: int) -> NoReturn:
         except (OSError, ValueError):  # nobody reads any more: nothing left to say
             pass
     os._exit(code)
-

@@ -41,6 +41,13 @@ _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GI
 INHERITED_FDS: list[int] = []
 
 
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Our environment less what would point git at another repository, plus `env`."""
+    full = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    full.update(env or {})
+    return full
+
+
 def run_git(
     argv: list[str],
     cwd: str | Path,
@@ -54,8 +61,7 @@ def run_git(
     GIT_DIR, GIT_INDEX_FILE and friends from our own environment never reach git (hooks
     run with them set): each call names its repository by `cwd`, its index by `env`.
     """
-    full_env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-    full_env.update(env or {})
+    full_env = child_env(env)
     try:
         proc = subprocess.run(
             ["git", *argv],
@@ -199,7 +205,7 @@ class Repo:
         """Trees and blobs through one `cat-file --batch` child (objects.py)."""
         from .objects import Objects
 
-        return Objects(self.root, {k: v for k, v in os.environ.items() if k not in _REPO_ENV})
+        return Objects(self.root, child_env())
 
     # --- pygit2 ------------------------------------------------------------------
 

@@ -16,9 +16,10 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import GitFailed, Refused
 from .gitio import ZERO_OID, Repo, nul_list
@@ -38,26 +39,158 @@ class Outcome:
     submodules: list[str] = field(default_factory=list)  # at another commit than the target
 
 
+STAGING = "staging"  # under <git dir>/checkpoint/: kept from one restore to the next
+
+
 @contextlib.contextmanager
-def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Path]:
-    """The files of `writes`, checked out with filters under a temporary folder."""
+def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
+    """The files of `writes`, with git's smudge filters applied, each in one flat file
+    of a staging folder that stays between restores (path -> staged file).
+
+    Flat and lasting on purpose: a new folder lands in a fresh part of the file system,
+    where each new file costs a fresh inode (0.6 ms here, against 0.03 ms in a folder
+    in use), and a checkout into a mirror of the work tree makes one folder per folder.
+    """
     writes = list(writes)
     folder = repo.git_dir / "checkpoint"
     folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("staging-*"):  # left by a killed restore (we hold the lock)
+    for old in folder.glob("staging-*"):  # the folders of earlier versions
         shutil.rmtree(old, ignore_errors=True)
-    stage = Path(tempfile.mkdtemp(prefix="staging-", dir=folder))
+    stage = folder / STAGING
+    _empty(stage)
+    out: dict[str, str] = {}
     try:
-        if writes:
-            with repo.temp_index() as env:
-                listing = b"".join(
-                    f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in writes
-                )
-                repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
-                repo.git("checkout-index", f"--prefix={stage}/", "-f", "-a", env=env)
-        yield stage
+        files = [w for w in writes if w.mode != SYMLINK_MODE]
+        for n, write in enumerate(writes):
+            out[write.path] = os.fspath(stage / str(n))
+        _stage_files(repo, files, out)
+        for write in writes:
+            if write.mode == SYMLINK_MODE:
+                target = repo.objects[write.oid].read_raw()
+                os.symlink(target, os.fsencode(out[write.path]))
+        yield out
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        _empty(stage)
+
+
+SYMLINK_MODE = 0o120000
+
+
+def _empty(stage: Path) -> None:
+    """The staging folder, made if missing, with nothing in it (a killed restore's files
+    go: we hold the lock)."""
+    try:
+        entries = list(os.scandir(stage))
+    except FileNotFoundError:
+        stage.mkdir()
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+
+
+def _stage_files(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
+    """Regular files, as checkout-index would write them. Raw from `cat-file --batch`
+    into the flat staging files when no attribute or setting converts any of them (the
+    common case); else checked out with their filters into a tree under the staging
+    folder (`cat-file --batch --filters` would do, but git 2.39 gives it the size of the
+    unfiltered object)."""
+    if not writes:
+        return
+    listing = b"".join(
+        f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in writes
+    )
+    with repo.temp_index() as env:
+        repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
+        if not _converted(repo, writes, env):
+            _stream_raw(repo, writes, out)
+            return
+        tree = Path(out[writes[0].path]).parent / "tree"
+        repo.git("checkout-index", f"--prefix={tree}/", "-f", "-a", env=env)
+    for write in writes:
+        out[write.path] = os.fspath(tree / write.path)
+
+
+CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
+
+
+def _converted(repo: Repo, writes: list[Write], env: dict[str, str]) -> bool:
+    """Whether a checkout would change any of these files' bytes: core.autocrlf, or an
+    attribute that converts (read as checkout-index reads them, from an index that holds
+    only these entries, then the work tree). A rule file among them: assume so."""
+    if any(w.path.rpartition("/")[2] == ".gitattributes" for w in writes):
+        return True
+    try:
+        autocrlf = repo.git("config", "--get", "core.autocrlf").decode().strip().lower()
+    except GitFailed:
+        autocrlf = ""  # unset
+    if autocrlf not in ("", "false", "input", "no", "off", "0"):
+        return True
+    stdin = nul_list(w.path for w in writes)
+    out = repo.git("check-attr", "-z", "--stdin", *CONVERTING, stdin=stdin, env=env)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    values = fields[2::3]  # path, attribute, value, ...
+    return any(v not in ("unspecified", "unset", "") for v in values)
+
+
+def _stream_raw(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
+    """Each blob from one `cat-file --batch`, straight into its staged file."""
+    import subprocess
+
+    from .gitio import child_env
+
+    requests = "".join(f"{w.oid}\n" for w in writes).encode()
+    with tempfile.TemporaryFile() as feed:  # stdin from a file: no pipe to deadlock on
+        feed.write(requests)
+        feed.seek(0)
+        child = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            cwd=repo.root,
+            env=child_env(),
+            stdin=feed,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert child.stdout is not None and child.stderr is not None
+        header: list[bytes] = []
+        try:
+            for write in writes:
+                header = child.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob":
+                    break  # "<oid> missing", or not a blob
+                staged_at = out[write.path]
+                _write_staged(staged_at, write.mode, _chunks(child.stdout, int(header[2])))
+                child.stdout.read(1)  # the newline after each object
+            else:
+                header = []
+        finally:
+            child.stdout.close()
+            err = child.stderr.read()
+            child.stderr.close()
+            code = child.wait()
+    if header or code != 0:
+        why = err.decode(errors="replace").strip() or b" ".join(header).decode(errors="replace")
+        raise GitFailed(["cat-file", "--batch"], code or 128, why)
+
+
+def _chunks(stream: Any, size: int) -> Iterator[bytes]:
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            raise GitFailed(["cat-file", "--batch", "--filters"], 128, "object cut short")
+        size -= len(chunk)
+        yield chunk
+
+
+def _write_staged(path: str, mode: int, chunks: Iterable[bytes]) -> None:
+    """A new file, executable as git makes it (0777 less the umask) or not (0666)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if mode == 0o100755 else 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
 
 
 def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dict[str, str]:
@@ -123,11 +256,13 @@ def remove_files(repo: Repo, paths: Iterable[str], outcome: Outcome) -> list[str
     return removed
 
 
-def move_into_place(repo: Repo, stage: Path, writes: Iterable[Write], outcome: Outcome) -> None:
+def move_into_place(
+    repo: Repo, stage: Mapping[str, str], writes: Iterable[Write], outcome: Outcome
+) -> None:
     """Rename each staged file over its path; a folder in the way is replaced only when
     it is empty (what the plan removed from it), and never followed if it is a symlink.
     """
-    root, staged_root = os.fspath(repo.root), os.fspath(stage)  # str: 1,000s of paths
+    root = os.fspath(repo.root)  # str: 1,000s of paths
     for write in writes:
         if write.path in outcome.left:
             continue
@@ -137,7 +272,7 @@ def move_into_place(repo: Repo, stage: Path, writes: Iterable[Write], outcome: O
             if stat.S_ISDIR(os.lstat(dest).st_mode) and not _remove_empty_tree(Path(dest)):
                 outcome.left[write.path] = "a folder with files is in the way"
                 continue
-        source = f"{staged_root}/{write.path}"
+        source = stage[write.path]
         try:
             os.rename(source, dest)
         except OSError as exc:

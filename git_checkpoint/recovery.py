@@ -13,7 +13,6 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from pathlib import Path
 
 from .config import CONFIG_NAME, Config, load_config
 from .display import quote_path
@@ -138,7 +137,7 @@ def restore_to(
 
 
 @contextlib.contextmanager
-def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Path]:
+def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[dict[str, str]]:
     """Every file to write, checked out aside: a missing blob, a failing filter or a full
     disk stops the restore here, before anything else is written.
     """
@@ -146,7 +145,7 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Path]:
         with staged(repo, plan.writes) as stage:
             yield stage
     except GitFailed as exc:
-        if exc.argv[:1] != ["checkout-index"] and exc.argv[:1] != ["update-index"]:
+        if exc.argv[:1] not in (["cat-file"], ["update-index"]):
             raise
         raise GitFailed(
             exc.argv,
@@ -263,7 +262,7 @@ def _carry_out(
     config: Config,
     journal: Journal,
     plan: Plan,
-    stage: Path,
+    stage: dict[str, str],
     target: Checkpoint,
     current: Snapshot,
     pending: Journal | None,

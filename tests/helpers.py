@@ -22,12 +22,17 @@ def fingerprint(root: Path, skip: tuple[str, ...] = (".git",)) -> Fingerprint:
         for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
             full = os.path.join(dirpath, name)
             rel = os.path.normpath(os.path.join(rel_dir, name))
-            st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = ("link", os.readlink(full).encode(), False)
-            else:
-                with open(full, "rb") as fh:
-                    out[rel] = ("file", fh.read(), bool(st.st_mode & 0o100))
+            try:
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
+                    out[rel] = ("link", os.readlink(full).encode(), False)
+                else:
+                    with open(full, "rb") as fh:
+                        out[rel] = ("file", fh.read(), bool(st.st_mode & 0o100))
+            except FileNotFoundError:
+                # gone while we looked: a git child of a killed run (save reads the
+                # index beside the scan) may still be finishing in a temporary folder
+                continue
     return out
 
 

@@ -233,7 +233,7 @@ def test_a_file_that_becomes_a_folder_mid_restore_is_left_with_its_contents(
     env = trapped(
         two,
         tmp_path,
-        "checkout-index",
+        "check-attr",  # the staging step
         "rm a.txt && mkdir a.txt && echo precious > a.txt/new-work.txt",
         any_index=True,
     )
