@@ -1,0 +1,552 @@
+"""Attacks on the fast restore and exit paths (commits 180239d..8802c9c): trees read
+through one `cat-file --batch` child, `diff-tree` for the changed paths, the flat
+staging folder with raw blobs when no attribute converts, and os._exit after flushing.
+
+Each restore is compared with what `git checkout` of the same checkpoint writes (a fresh
+detached worktree of the checkpoint commit, same repository config). Passing tests
+document what holds; `xfail(strict=True)` tests are findings.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import Repo
+from .helpers import blob, fingerprint, forge_checkpoint, mktree
+
+# --- helpers -------------------------------------------------------------------------
+
+
+def _raw_tree(repo: Repo, entries: list[tuple[str, str, str]]) -> str:
+    """A tree written byte for byte from (mode, name, id) rows: nothing is checked."""
+    data = b"".join(
+        m.encode() + b" " + os.fsencode(n) + b"\0" + bytes.fromhex(o) for m, n, o in entries
+    )
+    return subprocess.run(
+        ["git", "hash-object", "-t", "tree", "-w", "--literally", "--stdin"],
+        cwd=repo.path, input=data, capture_output=True, check=True,
+    ).stdout.decode().strip()  # fmt: skip
+
+
+def _checkout(repo: Repo, commit: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
+    """What `git checkout` of `commit` writes: a fresh detached worktree's files."""
+    repo.git("worktree", "add", "-q", "--detach", str(where), commit)
+    try:
+        return fingerprint(where)
+    finally:
+        repo.git("worktree", "remove", "--force", str(where))
+
+
+def _cp_commit(repo: Repo, name: str) -> str:
+    return repo.git("rev-parse", f"refs/checkpoints/main/{name}").strip()
+
+
+def _same_as_checkout(repo: Repo, name: str, tmp_path: Path, only: list[str] | None = None) -> None:
+    """Every file of checkpoint `name`'s tracked tree (or those in `only`: what the
+    restore wrote) is on disk as git writes it."""
+    wanted = _checkout(repo, _cp_commit(repo, name), tmp_path / "oracle")
+    wanted.pop(".git", None)
+    if only is not None:
+        wanted = {p: wanted[p] for p in only}
+    got = fingerprint(repo.path)
+    assert {p: got.get(p) for p in wanted} == wanted
+
+
+def _staging_empty(repo: Repo) -> None:
+    stage = repo.path / ".git" / "checkpoint" / "staging"
+    assert not stage.exists() or list(stage.iterdir()) == []
+    assert not [p for p in (repo.path / ".git").iterdir() if p.name.startswith("checkpoint-")]
+    assert not [p for p in repo.path.rglob(".checkpoint-*")]
+
+
+def _forge(repo: Repo, entries: list[tuple[str, str, str]]) -> str:
+    """A checkpoint whose tracked tree is HEAD's tree plus `entries` (raw rows)."""
+    keyed = sorted(_head_rows(repo) + entries, key=_key)
+    return forge_checkpoint(repo, _raw_tree(repo, keyed))
+
+
+# --- attributes, eol, filters: restore writes what git checkout writes ----------------
+
+TEXT = "one\ntwo\n$Id$\nMixed Case\n"
+
+
+def _attr_setup(repo: Repo, how: str) -> None:
+    git_dir = repo.path / ".git"
+    if how == "root-eol-crlf":
+        repo.write(".gitattributes", "*.txt eol=crlf\n")
+    elif how == "sub-eol-crlf":
+        repo.write("sub/.gitattributes", "*.txt text eol=crlf\n")
+    elif how == "info-attributes":
+        (git_dir / "info").mkdir(exist_ok=True)
+        (git_dir / "info" / "attributes").write_text("*.txt eol=crlf\n")
+    elif how == "core-attributesfile":
+        rules = repo.path.parent / "global-attributes"
+        rules.write_text("*.txt eol=crlf ident\n")
+        repo.git("config", "core.attributesFile", str(rules))
+    elif how == "ident":
+        repo.write("sub/.gitattributes", "*.txt ident\n")
+    elif how == "filter":
+        repo.git("config", "filter.up.smudge", "tr a-z A-Z")
+        repo.git("config", "filter.up.clean", "tr A-Z a-z")
+        repo.write(".gitattributes", "*.txt filter=up\n")
+    elif how == "text-auto-core-eol":
+        repo.git("config", "core.eol", "crlf")
+        repo.write(".gitattributes", "* text=auto\n")
+    elif how == "macro":
+        repo.write(".gitattributes", "[attr]windows text eol=crlf\n*.txt windows\n")
+    elif how in ("autocrlf-true", "autocrlf-input"):
+        repo.git("config", "core.autocrlf", how.removeprefix("autocrlf-"))
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "root-eol-crlf",
+        "sub-eol-crlf",
+        "info-attributes",
+        "core-attributesfile",
+        "ident",
+        "filter",
+        "text-auto-core-eol",
+        "macro",
+        "autocrlf-true",
+        "autocrlf-input",
+        "none",
+    ],
+)
+def test_a_converting_rule_gives_the_bytes_git_checkout_gives(
+    repo: Repo, tmp_path: Path, how: str
+) -> None:
+    _attr_setup(repo, how)
+    for path in ("a.txt", "sub/b.txt", "sub/deep/c.txt", "plain.bin"):
+        repo.write(path, TEXT)
+    repo.write("run.sh", "#!/bin/sh\necho hi\n", mode=0o755)
+    repo.commit_all("files")
+    repo.cp("save", "-m", "base")
+    written = ["a.txt", "sub/b.txt", "sub/deep/c.txt", "plain.bin", "run.sh"]
+    for path in written:
+        (repo.path / path).unlink()
+    repo.write("a.txt", "changed\n")
+    repo.cp("restore", "cp_001")
+    _same_as_checkout(repo, "cp_001", tmp_path, written)
+    _staging_empty(repo)
+
+
+def test_working_tree_encoding_is_applied_on_the_raw_path_check(repo: Repo, tmp_path: Path) -> None:
+    repo.write(".gitattributes", "*.u16 working-tree-encoding=UTF-16LE eol=lf\n")
+    repo.write("w.u16", "héllo\n".encode("utf-16-le"))
+    repo.commit_all("utf16")
+    repo.cp("save", "-m", "base")
+    (repo.path / "w.u16").unlink()
+    repo.cp("restore", "cp_001")
+    assert (repo.path / "w.u16").read_bytes() == "héllo\n".encode("utf-16-le")
+    _same_as_checkout(repo, "cp_001", tmp_path)
+
+
+def test_a_rule_file_the_restore_brings_back_applies_to_the_files_it_writes(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.write(".gitattributes", "*.txt eol=crlf\n")
+    repo.write("sub/.gitattributes", "*.txt -text\n")
+    repo.write("t.txt", "one\n")
+    repo.write("sub/u.txt", "two\n")
+    repo.commit_all("rules")
+    repo.cp("save", "-m", "with rules")
+    for path in (".gitattributes", "sub/.gitattributes", "t.txt", "sub/u.txt"):
+        (repo.path / path).unlink()
+    repo.cp("restore", "cp_001")
+    assert (repo.path / "t.txt").read_bytes() == b"one\r\n"
+    _same_as_checkout(repo, "cp_001", tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a .gitattributes the restore REMOVES still converts the files it writes "
+    "(staging reads the work tree's old rules; git removes first, then writes LF)",
+)
+def test_a_rule_file_the_restore_removes_no_longer_applies(repo: Repo, tmp_path: Path) -> None:
+    repo.write("t.txt", "one\n")
+    repo.commit_all("no rules")
+    repo.cp("save", "-m", "no rules")
+    repo.write(".gitattributes", "*.txt eol=crlf\n")
+    repo.write("t.txt", "two\n")
+    repo.git("add", ".gitattributes", "t.txt")
+    repo.cp("restore", "cp_001")
+    assert not (repo.path / ".gitattributes").exists()
+    assert (repo.path / "t.txt").read_bytes() == b"one\n"  # git checkout: LF
+
+
+# --- names, modes, symlinks on the raw path --------------------------------------------
+
+NAMES = [
+    "with space.txt",
+    "new\nline.txt",
+    "ünï cødé.txt",
+    "-leading-dash.txt",
+    "--all",
+    ":(glob)*",
+    "tab\there",
+    "deep/er/-x",
+]
+
+
+def test_awkward_names_modes_and_symlinks_come_back_as_git_writes_them(
+    repo: Repo, tmp_path: Path
+) -> None:
+    for n, name in enumerate(NAMES):
+        repo.write(name, f"content {n}\n", mode=0o755 if n % 2 else 0o644)
+    os.symlink("README.md", repo.path / "link to readme")
+    os.symlink("../nowhere/at all", repo.path / "dangling")
+    os.symlink("ünï cødé.txt", repo.path / "-link")
+    repo.commit_all("awkward")
+    repo.cp("save", "-m", "awkward")
+    for name in [*NAMES, "link to readme", "dangling", "-link"]:
+        os.unlink(repo.path / name)
+    repo.write("with space.txt", "edited\n")
+    repo.cp("restore", "cp_001")
+    _same_as_checkout(repo, "cp_001", tmp_path)
+    assert repo.git("status", "--porcelain") == ""
+    _staging_empty(repo)
+
+
+def test_exec_bit_flips_both_ways(repo: Repo, tmp_path: Path) -> None:
+    repo.write("x.sh", "x\n", mode=0o755)
+    repo.write("y.sh", "y\n", mode=0o644)
+    repo.commit_all("modes")
+    repo.cp("save", "-m", "modes")
+    os.chmod(repo.path / "x.sh", 0o644)
+    os.chmod(repo.path / "y.sh", 0o755)
+    repo.cp("restore", "cp_001")
+    assert os.stat(repo.path / "x.sh").st_mode & 0o111
+    assert not os.stat(repo.path / "y.sh").st_mode & 0o111
+    _same_as_checkout(repo, "cp_001", tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core.symlinks=false: restore makes a real symlink (os.symlink from the blob); "
+    "git checkout writes a plain file holding the link text",
+)
+def test_core_symlinks_false_writes_links_as_files(repo: Repo, tmp_path: Path) -> None:
+    os.symlink("README.md", repo.path / "l")
+    repo.commit_all("link")
+    repo.cp("save", "-m", "link")
+    repo.git("config", "core.symlinks", "false")
+    os.unlink(repo.path / "l")
+    repo.cp("restore", "cp_001")
+    assert not (repo.path / "l").is_symlink()
+    _same_as_checkout(repo, "cp_001", tmp_path)
+
+
+# --- crafted trees: objects.py's parser and the raw symlink path ------------------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"100644 \0" + b"\x11" * 20,  # empty name
+        b"100644 a/b\0" + b"\x11" * 20,  # slash in a name
+        b"10064x a\0" + b"\x11" * 20,  # not a number
+        b"100689 a\0" + b"\x11" * 20,  # not octal
+        b" a\0" + b"\x11" * 20,  # no mode
+        b"100644 a\0" + b"\x11" * 19,  # truncated id
+        b"100644 a",  # no NUL at all
+        b"100644a\0" + b"\x11" * 20,  # no space
+    ],
+)
+def test_a_malformed_tree_is_an_unsafe_checkpoint(repo: Repo, data: bytes) -> None:
+    tree = subprocess.run(
+        ["git", "hash-object", "-t", "tree", "-w", "--literally", "--stdin"],
+        cwd=repo.path, input=data, capture_output=True, check=True,
+    ).stdout.decode().strip()  # fmt: skip
+    outer = mktree(repo, [("040000", "tree", tree, "evil")])
+    forge_checkpoint(repo, outer)
+    before = fingerprint(repo.path)
+    proc = repo.cp("restore", "cp_099", expect=3)
+    assert "unsafe checkpoint" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert fingerprint(repo.path) == before
+    _staging_empty(repo)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="objects.py keeps a tree mode 40755 as a file mode (libgit2 and git read it "
+    "as a folder): restore deletes the folder's files and says the workspace matches",
+)
+def test_a_folder_with_a_non_canonical_mode_is_still_a_folder(repo: Repo, tmp_path: Path) -> None:
+    src = repo.git("rev-parse", "HEAD:src").strip()
+    base = [(m, n, o) for m, n, o in _head_rows(repo) if n != "src"]
+    forge_checkpoint(repo, _raw_tree(repo, sorted([*base, ("40755", "src", src)], key=_key)))
+    repo.write("src/app.py", "edited\n")
+    repo.cp("restore", "cp_099")
+    assert (repo.path / "src" / "app.py").read_text() == "print('hello')\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="objects.py keeps file mode 100775 as is (git and libgit2 canonicalise it to "
+    "100755): restore writes the file without its exec bit",
+)
+def test_a_group_writable_exec_mode_is_executable(repo: Repo, tmp_path: Path) -> None:
+    script = blob(repo, b"#!/bin/sh\necho hi\n")
+    _forge(repo, [("100775", "run.sh", script)])
+    repo.cp("restore", "cp_099")
+    assert os.stat(repo.path / "run.sh").st_mode & 0o100
+    _same_as_checkout(repo, "cp_099", tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="objects.py keeps symlink mode 120777 as is (git reads it as 120000): restore "
+    "writes the link text as a regular file",
+)
+def test_a_symlink_with_a_non_canonical_mode_is_a_symlink(repo: Repo, tmp_path: Path) -> None:
+    _forge(repo, [("120777", "l", blob(repo, b"README.md"))])
+    repo.cp("restore", "cp_099")
+    assert (repo.path / "l").is_symlink()
+    _same_as_checkout(repo, "cp_099", tmp_path)
+
+
+def test_a_zero_padded_mode_is_read_as_git_reads_it(repo: Repo, tmp_path: Path) -> None:
+    _forge(repo, [("0100644", "z.txt", blob(repo, b"zero padded\n"))])
+    repo.cp("restore", "cp_099")
+    assert (repo.path / "z.txt").read_bytes() == b"zero padded\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a symlink entry naming a commit: restore makes a symlink whose target is the "
+    "commit's text (git checkout refuses: not a blob)",
+)
+def test_a_symlink_entry_naming_a_commit_is_refused(repo: Repo) -> None:
+    head = repo.git("rev-parse", "HEAD").strip()
+    _forge(repo, [("120000", "l", head)])
+    before = fingerprint(repo.path)
+    proc = repo.cp("restore", "cp_099", expect=None)
+    assert proc.returncode in (3, 4) and "internal error" not in proc.stderr
+    assert fingerprint(repo.path) == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a symlink entry naming a tree or a missing object: 'internal error: "
+    "ValueError/KeyError' (exit 4) instead of an unsafe/unreadable checkpoint line",
+)
+@pytest.mark.parametrize("what", ["tree", "missing"])
+def test_a_symlink_entry_naming_no_blob_is_a_plain_error(repo: Repo, what: str) -> None:
+    oid = repo.git("rev-parse", "HEAD:src").strip() if what == "tree" else "12" * 20
+    _forge(repo, [("120000", "l", oid)])
+    before = fingerprint(repo.path)
+    proc = repo.cp("restore", "cp_099", expect=None)
+    assert proc.returncode in (3, 4), proc.stderr
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert fingerprint(repo.path) == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a symlink blob holding a NUL byte: 'internal error: ValueError: embedded null' "
+    "(git checkout makes the link from the bytes before the NUL)",
+)
+def test_a_symlink_blob_with_a_nul_is_no_internal_error(repo: Repo) -> None:
+    _forge(repo, [("120000", "l", blob(repo, b"README.md\0junk"))])
+    proc = repo.cp("restore", "cp_099", expect=None)
+    assert "internal error" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("what", ["tree", "commit", "missing"])
+def test_a_file_entry_naming_no_blob_stops_before_anything_changes(repo: Repo, what: str) -> None:
+    oid = {
+        "tree": repo.git("rev-parse", "HEAD:src").strip(),
+        "commit": repo.git("rev-parse", "HEAD").strip(),
+        "missing": "12" * 20,
+    }[what]
+    _forge(repo, [("100644", "f.txt", oid)])
+    repo.write("README.md", "edited\n")
+    before = fingerprint(repo.path)
+    proc = repo.cp("restore", "cp_099", expect=None)
+    assert proc.returncode in (3, 4) and "Traceback" not in proc.stderr
+    assert "internal error" not in proc.stderr
+    assert fingerprint(repo.path) == before
+    _staging_empty(repo)
+
+
+def test_a_failing_smudge_filter_leaves_no_staged_files(repo: Repo) -> None:
+    repo.write(".gitattributes", "*.txt filter=bad\n")
+    repo.write("a.txt", "a\n")
+    repo.write("b.bin", "b\n")
+    repo.commit_all("filtered")
+    repo.cp("save", "-m", "base")
+    repo.git("config", "filter.bad.smudge", "false")
+    repo.git("config", "filter.bad.required", "true")
+    (repo.path / "a.txt").unlink()
+    (repo.path / "b.bin").unlink()
+    before = fingerprint(repo.path)
+    repo.cp("restore", "cp_001", expect=4)
+    assert fingerprint(repo.path) == before
+    _staging_empty(repo)
+
+
+def test_leftovers_of_a_killed_restore_are_cleared_and_never_restored(repo: Repo) -> None:
+    stage = repo.path / ".git" / "checkpoint" / "staging"
+    stage.mkdir(parents=True)
+    (stage / "0").write_text("stale\n")
+    (stage / "tree" / "src").mkdir(parents=True)
+    (stage / "tree" / "src" / "app.py").write_text("stale\n")
+    os.symlink("/etc/passwd", stage / "1")
+    repo.cp("save", "-m", "base")
+    repo.write("src/app.py", "edited\n")
+    repo.write("README.md", "edited\n")
+    repo.cp("restore", "cp_001")
+    assert (repo.path / "src" / "app.py").read_text() == "print('hello')\n"
+    assert (repo.path / "README.md").read_text() == "# project\n"
+    _staging_empty(repo)
+
+
+# --- diff-tree for the changed paths ----------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="diff-tree honours submodule.<name>.ignore=all: restore skips the gitlink, "
+    "leaves the index at the other commit and says the workspace matches",
+)
+def test_a_submodule_marked_ignore_all_is_still_restored_in_the_index(
+    repo: Repo, tmp_path: Path
+) -> None:
+    sub = tmp_path / "subrepo"
+    subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    for n in (1, 2):
+        subprocess.run(["git", "-C", str(sub), "commit", "-q", "--allow-empty", "-m", f"s{n}"])
+    repo.git("submodule", "add", "-q", str(sub), "sub")
+    repo.git("config", "-f", ".gitmodules", "submodule.sub.ignore", "all")
+    repo.commit_all("submodule")
+    first = repo.git("ls-files", "-s", "sub")
+    repo.cp("save", "-m", "one")
+    subprocess.run(["git", "-C", str(repo.path / "sub"), "checkout", "-q", "HEAD~1"], check=True)
+    repo.git("add", "sub")
+    assert repo.git("ls-files", "-s", "sub") != first
+    repo.cp("restore", "cp_001")
+    assert repo.git("ls-files", "-s", "sub") == first
+
+
+# --- exits without teardown --------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="--json output that cannot be written (full disk) is dropped by exit_now's "
+    "silent flush and os._exit: exit 0, no message (python's own teardown exited non-zero)",
+)
+@pytest.mark.parametrize("args", [("list", "--json"), ("save", "-m", "x", "--json")])
+def test_json_into_a_full_disk_is_not_a_success(repo: Repo, args: tuple[str, ...]) -> None:
+    repo.write("n.txt", "new\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as users run it
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            ["git", "checkpoint", *args], cwd=repo.path, stdout=full, stderr=subprocess.PIPE,
+            env=env,
+        )  # fmt: skip
+    assert proc.returncode != 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="unbuffered stdout (PYTHONUNBUFFERED=1, honoured by the venv's console "
+    "script) that cannot be written under --json: fail() writes the error object to the "
+    "same stdout and the OSError escapes as a traceback (pre-existing)",
+)
+def test_json_into_a_full_disk_unbuffered_gives_no_traceback(repo: Repo) -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            ["git", "checkpoint", "list", "--json"], cwd=repo.path, stdout=full,
+            stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"}, text=True,
+        )  # fmt: skip
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_output_into_a_file_and_a_pipe_is_complete(repo: Repo, tmp_path: Path) -> None:
+    for n in range(5):
+        repo.write(f"f{n}.txt", f"{n}\n")
+        repo.cp("save", "-m", f"save {n}")
+    out = tmp_path / "out.json"
+    with open(out, "w") as fh:
+        subprocess.run(["git", "checkpoint", "list", "--json"], cwd=repo.path, stdout=fh)
+    import json
+
+    assert len(json.loads(out.read_text())["checkpoints"]) == 5
+    piped = subprocess.run(
+        "git checkpoint log | cat", shell=True, cwd=repo.path, capture_output=True, text=True
+    )
+    assert piped.stdout.count("\n") >= 5 and piped.returncode == 0
+
+
+@pytest.mark.parametrize("args", [("log",), ("list",), ("list", "--json")])
+def test_a_reader_that_stops_early_gets_no_traceback(repo: Repo, args: tuple[str, ...]) -> None:
+    for n in range(3):
+        repo.write(f"f{n}.txt", f"{n}\n")
+        repo.cp("save", "-m", f"save {n}")
+    proc = subprocess.Popen(
+        ["git", "checkpoint", *args], cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the first line
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a reader gone before the output: click's EPIPE handler exits 1 ('the answer "
+    "is no') before cli.main's BrokenPipeError -> 0 can run (pre-existing)",
+)
+def test_a_closed_pipe_is_not_a_no_answer(repo: Repo) -> None:
+    proc = subprocess.Popen(
+        ["git", "checkpoint", "log"], cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    proc.communicate(timeout=60)
+    assert proc.returncode in (0, 141)
+
+
+def test_warnings_reach_stderr_and_errors_keep_their_exit_code(repo: Repo) -> None:
+    proc = repo.cp("restore", "cp_404", expect=2)
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    got = repo.cp_json("restore", "cp_404", expect=2)
+    assert got["exit_code"] == 2
+    proc = repo.cp("restore", "--bogus", expect=2)
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_hook_answers_and_saves_in_a_pipe(repo: Repo) -> None:
+    repo.write("n.txt", "new\n")
+    payload = f'{{"prompt": "go", "cwd": "{repo.path}"}}'
+    proc = subprocess.run(
+        ["git-checkpoint-hook", "gemini-cli", "BeforeAgent"],
+        cwd=repo.path, input=payload, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout == "{}\n"
+    assert "checkpoint saved" in proc.stderr
+
+
+# --- small helpers for the forged trees above ---------------------------------------------
+
+
+def _head_rows(repo: Repo) -> list[tuple[str, str, str]]:
+    out = []
+    for line in repo.git("ls-tree", "HEAD").splitlines():
+        meta, name = line.split("\t", 1)
+        mode, _, oid = meta.split()
+        out.append((mode.lstrip("0") or "0", name, oid))
+    return out
+
+
+def _key(row: tuple[str, str, str]) -> str:
+    return row[1] + ("/" if row[0].startswith("40") else "")
