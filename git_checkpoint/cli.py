@@ -696,10 +696,18 @@ def entry() -> NoReturn:
 
 
 def exit_now(code: int) -> NoReturn:
+    """Flush, then exit with `code`; output that cannot be written (a full disk) is a
+    failure, unless nobody reads any more (a closed pipe: nothing left to say)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # nobody reads any more: nothing left to say
+        except BrokenPipeError:
             pass
+        except (OSError, ValueError) as exc:
+            if stream is sys.stdout and code == 0:
+                code = 4
+                with contextlib.suppress(OSError, ValueError):
+                    sys.stderr.write(f"git checkpoint: cannot write the output: {exc}\n")
+                    sys.stderr.flush()
     os._exit(code)

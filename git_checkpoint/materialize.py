@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import GitFailed, Refused
 from .gitio import ZERO_OID, Repo, nul_list
+from .objects import Blob
 from .restore import Entry, Plan, TreeView, Write, disk_holds, raw_match
 from .snapshot import MARK_OPTIONS
 
@@ -64,9 +65,13 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
         for n, write in enumerate(writes):
             out[write.path] = os.fspath(stage / str(n))
         _stage_files(repo, files, out)
-        for write in writes:
-            if write.mode == SYMLINK_MODE:
-                target = repo.objects[write.oid].read_raw()
+        links = [w for w in writes if w.mode == SYMLINK_MODE]
+        as_files = bool(links) and not _symlinks_on(repo)
+        for write in links:
+            target = _link_target(repo, write)
+            if as_files:  # core.symlinks false: git writes the link text as a file
+                _write_staged(out[write.path], 0o100644, [target])
+            else:
                 os.symlink(target, os.fsencode(out[write.path]))
         yield out
     finally:
@@ -74,6 +79,28 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
 
 
 SYMLINK_MODE = 0o120000
+
+
+def _symlinks_on(repo: Repo) -> bool:
+    try:
+        value = repo.git("config", "--bool", "core.symlinks").decode().strip()
+    except GitFailed:
+        return True  # unset: git's default here
+    return value != "false"
+
+
+def _link_target(repo: Repo, write: Write) -> bytes:
+    """A symlink's target from its blob, cut at a NUL as git's symlink() reads it."""
+    try:
+        found = repo.objects[write.oid]
+    except KeyError:
+        raise Refused(f"unsafe checkpoint: symlink {write.path!r} names a missing object") from None
+    if not isinstance(found, Blob) or found.kind != "blob":
+        raise Refused(f"unsafe checkpoint: symlink {write.path!r} does not name a blob")
+    target = found.read_raw().split(b"\0", 1)[0]
+    if not target:
+        raise Refused(f"unsafe checkpoint: symlink {write.path!r} has an empty target")
+    return target
 
 
 def _empty(stage: Path) -> None:

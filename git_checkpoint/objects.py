@@ -27,8 +27,11 @@ class TreeEntry:
 
 
 class Blob:
-    def __init__(self, data: bytes) -> None:
+    """A non-tree object's raw bytes; `kind` says what git calls it (blob, commit, tag)."""
+
+    def __init__(self, data: bytes, kind: str = "blob") -> None:
         self._data = data
+        self.kind = kind
 
     def read_raw(self) -> bytes:
         return self._data
@@ -63,6 +66,18 @@ class Tree:
         return tree._by_name[name]
 
 
+def canonical_mode(mode: int) -> int:
+    """The mode git reads an entry as (canon_mode): `40755` is a folder, `100775` an
+    executable file, `120777` a symlink; an unknown kind stays as it is (and is refused
+    where it is used)."""
+    kind = mode & 0o170000
+    if kind == 0o100000:
+        return 0o100755 if mode & 0o100 else 0o100644
+    if kind in (0o040000, 0o120000, 0o160000):
+        return kind
+    return mode
+
+
 def _parse(raw: bytes) -> list[TreeEntry]:
     entries = []
     pos = 0
@@ -77,7 +92,7 @@ def _parse(raw: bytes) -> list[TreeEntry]:
         entries.append(
             TreeEntry(
                 name.decode("utf-8", "surrogateescape"),
-                int(mode, 8),
+                canonical_mode(int(mode, 8)),
                 raw[nul + 1 : nul + 21].hex(),
             )
         )
@@ -99,7 +114,7 @@ class Objects:
         found = self._cache.get(oid)
         if found is None:
             kind, data = self._read(oid)
-            found = Tree(self, data) if kind == b"tree" else Blob(data)
+            found = Tree(self, data) if kind == b"tree" else Blob(data, kind.decode())
             self._cache[oid] = found
         return found
 

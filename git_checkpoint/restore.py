@@ -137,7 +137,8 @@ def _changed_paths(repo: Repo, old: str, new: str) -> set[str]:
     follows the difference, where libgit2's tree diff walks every entry)."""
     if old == new:
         return set()
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new)
+    argv = ["diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--name-only"]
+    out = repo.git(*argv, old, new)
     return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 

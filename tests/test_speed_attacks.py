@@ -226,11 +226,6 @@ def test_exec_bit_flips_both_ways(repo: Repo, tmp_path: Path) -> None:
     _same_as_checkout(repo, "cp_001", tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core.symlinks=false: restore makes a real symlink (os.symlink from the blob); "
-    "git checkout writes a plain file holding the link text",
-)
 def test_core_symlinks_false_writes_links_as_files(repo: Repo, tmp_path: Path) -> None:
     os.symlink("README.md", repo.path / "l")
     repo.commit_all("link")
@@ -273,11 +268,6 @@ def test_a_malformed_tree_is_an_unsafe_checkpoint(repo: Repo, data: bytes) -> No
     _staging_empty(repo)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="objects.py keeps a tree mode 40755 as a file mode (libgit2 and git read it "
-    "as a folder): restore deletes the folder's files and says the workspace matches",
-)
 def test_a_folder_with_a_non_canonical_mode_is_still_a_folder(repo: Repo, tmp_path: Path) -> None:
     src = repo.git("rev-parse", "HEAD:src").strip()
     base = [(m, n, o) for m, n, o in _head_rows(repo) if n != "src"]
@@ -287,11 +277,6 @@ def test_a_folder_with_a_non_canonical_mode_is_still_a_folder(repo: Repo, tmp_pa
     assert (repo.path / "src" / "app.py").read_text() == "print('hello')\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="objects.py keeps file mode 100775 as is (git and libgit2 canonicalise it to "
-    "100755): restore writes the file without its exec bit",
-)
 def test_a_group_writable_exec_mode_is_executable(repo: Repo, tmp_path: Path) -> None:
     script = blob(repo, b"#!/bin/sh\necho hi\n")
     _forge(repo, [("100775", "run.sh", script)])
@@ -300,11 +285,6 @@ def test_a_group_writable_exec_mode_is_executable(repo: Repo, tmp_path: Path) ->
     _same_as_checkout(repo, "cp_099", tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="objects.py keeps symlink mode 120777 as is (git reads it as 120000): restore "
-    "writes the link text as a regular file",
-)
 def test_a_symlink_with_a_non_canonical_mode_is_a_symlink(repo: Repo, tmp_path: Path) -> None:
     _forge(repo, [("120777", "l", blob(repo, b"README.md"))])
     repo.cp("restore", "cp_099")
@@ -318,11 +298,6 @@ def test_a_zero_padded_mode_is_read_as_git_reads_it(repo: Repo, tmp_path: Path) 
     assert (repo.path / "z.txt").read_bytes() == b"zero padded\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a symlink entry naming a commit: restore makes a symlink whose target is the "
-    "commit's text (git checkout refuses: not a blob)",
-)
 def test_a_symlink_entry_naming_a_commit_is_refused(repo: Repo) -> None:
     head = repo.git("rev-parse", "HEAD").strip()
     _forge(repo, [("120000", "l", head)])
@@ -332,11 +307,6 @@ def test_a_symlink_entry_naming_a_commit_is_refused(repo: Repo) -> None:
     assert fingerprint(repo.path) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a symlink entry naming a tree or a missing object: 'internal error: "
-    "ValueError/KeyError' (exit 4) instead of an unsafe/unreadable checkpoint line",
-)
 @pytest.mark.parametrize("what", ["tree", "missing"])
 def test_a_symlink_entry_naming_no_blob_is_a_plain_error(repo: Repo, what: str) -> None:
     oid = repo.git("rev-parse", "HEAD:src").strip() if what == "tree" else "12" * 20
@@ -348,11 +318,6 @@ def test_a_symlink_entry_naming_no_blob_is_a_plain_error(repo: Repo, what: str) 
     assert fingerprint(repo.path) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a symlink blob holding a NUL byte: 'internal error: ValueError: embedded null' "
-    "(git checkout makes the link from the bytes before the NUL)",
-)
 def test_a_symlink_blob_with_a_nul_is_no_internal_error(repo: Repo) -> None:
     _forge(repo, [("120000", "l", blob(repo, b"README.md\0junk"))])
     proc = repo.cp("restore", "cp_099", expect=None)
@@ -411,11 +376,6 @@ def test_leftovers_of_a_killed_restore_are_cleared_and_never_restored(repo: Repo
 # --- diff-tree for the changed paths ----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="diff-tree honours submodule.<name>.ignore=all: restore skips the gitlink, "
-    "leaves the index at the other commit and says the workspace matches",
-)
 def test_a_submodule_marked_ignore_all_is_still_restored_in_the_index(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -438,11 +398,6 @@ def test_a_submodule_marked_ignore_all_is_still_restored_in_the_index(
 # --- exits without teardown --------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--json output that cannot be written (full disk) is dropped by exit_now's "
-    "silent flush and os._exit: exit 0, no message (python's own teardown exited non-zero)",
-)
 @pytest.mark.parametrize("args", [("list", "--json"), ("save", "-m", "x", "--json")])
 def test_json_into_a_full_disk_is_not_a_success(repo: Repo, args: tuple[str, ...]) -> None:
     repo.write("n.txt", "new\n")
