@@ -289,19 +289,38 @@ def summary_line(cp_id: str, task: str, message: str) -> str:
 
 
 def write_checkpoint(
-    repo: Repo, snapshot: Snapshot, task: str, cp_id: str, message: str, manifest: dict[str, Any]
+    repo: Repo,
+    snapshot: Snapshot,
+    task: str,
+    cp_id: str,
+    message: str,
+    manifest: dict[str, Any],
+    previous: Checkpoint | None = None,
 ) -> tuple[str, str, str | None]:
-    """Write I, U and W; return (W, I, U). The ref is created separately (it may be taken)."""
+    """Write I, U and W; return (W, I, U). The ref is created separately (it may be taken).
+
+    An I or U equal to `previous`'s (same tree; for I, on the same base) is that commit
+    again: most saves leave the index and the overlay as they were, and two commit
+    objects less per checkpoint is time and space saved."""
     base_parents = [snapshot.base] if snapshot.base else []
-    index_commit = repo.commit_tree(
-        snapshot.index_tree, base_parents, f"index on {task}: {cp_id}\n"
-    )
+    same_base = previous is not None and previous.problem is None and previous.base == snapshot.base
+    before = trees_of(repo, previous) if previous is not None and same_base else None
+    if previous is not None and before is not None and before[0] == snapshot.index_tree:
+        index_commit = previous.index_commit
+    else:
+        index_commit = repo.commit_tree(
+            snapshot.index_tree, base_parents, f"index on {task}: {cp_id}\n"
+        )
     parents = [*base_parents, index_commit]
     overlay_commit = None
     if snapshot.overlay_tree:
-        overlay_commit = repo.commit_tree(
-            snapshot.overlay_tree, [], f"untracked files on {task}: {cp_id}\n"
-        )
+        if previous is not None and before is not None and before[1] == snapshot.overlay_tree:
+            overlay_commit = previous.overlay_commit
+        else:
+            overlay_commit = repo.commit_tree(
+                snapshot.overlay_tree, [], f"untracked files on {task}: {cp_id}\n"
+            )
+        assert overlay_commit is not None
         parents.append(overlay_commit)
     body = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100)
     commit = repo.commit_tree(
@@ -398,7 +417,7 @@ def save_checkpoint(
         manifest.update(extra or {})
         summary = message or "(no message)"
         commit, index_commit, overlay_commit = write_checkpoint(
-            repo, snapshot, task, cp_id, summary, manifest
+            repo, snapshot, task, cp_id, summary, manifest, normal[-1] if normal else None
         )
         ref = f"{REF_ROOT}{task}/{cp_id}"
         # The mark first: a state folder that cannot be written fails the save before a
