@@ -144,8 +144,11 @@ def _summary_message(message: str) -> str:
 
 def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
     """Every checkpoint under prefix, fetched ones included when the prefix covers them."""
+    from .manifest_cache import ManifestCache
+
     out = repo.git("for-each-ref", f"--format={_FORMAT}", prefix)
     found: list[Checkpoint] = []
+    cache = ManifestCache(repo)
     for record in out.decode("utf-8", "surrogateescape").split("\0\1"):
         record = record.lstrip("\n")
         if not record:
@@ -154,21 +157,33 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
         parsed = split_ref(ref)
         if parsed is None:
             continue
-        cp = _checkpoint_from(ref, parsed, oid, tree, parents.split(), message)
+        manifest = cache.get(oid)
+        if manifest is None:
+            manifest = parse_manifest(message)
+            cache.put(oid, manifest)
+        cp = _checkpoint_from(ref, parsed, oid, tree, parents.split(), message, manifest)
         if cp is not None:
             found.append(cp)
+    cache.save()
     found.sort(key=lambda c: (c.ref.startswith(REMOTE_ROOT), c.task, c.number))
     return found
 
 
 def _checkpoint_from(
-    ref: str, name: tuple[str, str], oid: str, tree: str, plist: list[str], message: str
+    ref: str,
+    name: tuple[str, str],
+    oid: str,
+    tree: str,
+    plist: list[str],
+    message: str,
+    parsed: tuple[dict[str, Any], str | None] | None = None,
 ) -> Checkpoint | None:
-    """A checkpoint from its commit's parts, or None when the commit is not stash-shaped."""
+    """A checkpoint from its commit's parts, or None when the commit is not stash-shaped.
+    `parsed`: its manifest, already parsed."""
     if not plist:
         return None
     task, cp_id = name
-    manifest, problem = parse_manifest(message)
+    manifest, problem = parsed if parsed is not None else parse_manifest(message)
     if manifest.get("base_commit", "") is None:
         # An unborn HEAD had no B: the parents are I, then U when there is an overlay.
         base, index_commit = None, plist[0]

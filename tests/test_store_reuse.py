@@ -50,3 +50,24 @@ def test_a_new_base_makes_a_new_index_commit(repo: Repo) -> None:
     one, two = parents(repo, "cp_001"), parents(repo, "cp_002")
     assert one[0] != two[0] and one[1] != two[1]
     assert repo.git("rev-parse", f"{two[1]}^").strip() == two[0]  # I sits on its base
+
+
+def test_manifests_are_parsed_once_and_a_broken_cache_is_no_cache(repo: Repo) -> None:
+    """Listing checkpoints keeps each parsed manifest by commit id (manifest_cache.py)."""
+    import json
+
+    repo.cp("save", "-m", "one")
+    listed = repo.cp("list").stdout  # the first listing that sees cp_001 keeps it
+    cache = repo.path / ".git/checkpoint/manifests.json"
+    commit = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    kept = json.loads(cache.read_text())
+    assert kept[commit][0]["checkpoint_id"] == "cp_001" and kept[commit][1] is None
+    assert repo.cp("list").stdout == listed  # from the cache
+    for broken in ("{not json", f'{{"{commit}": ["not a manifest", 7]}}', "[]"):
+        cache.write_text(broken)
+        assert repo.cp("list").stdout == listed  # read again from the commit
+    cache.chmod(0o000)  # unreadable (as root this still reads: either way, same answer)
+    try:
+        assert repo.cp("list").stdout == listed
+    finally:
+        cache.chmod(0o644)
