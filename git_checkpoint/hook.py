@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # Set while a hook saves: git hooks fired by git processes under that save skip saving.
 GUARD = "GIT_CHECKPOINT_HOOK_ACTIVE"
+# An agent's tool call waits at most this long for another git-checkpoint (a restore, a
+# `run` between attempts) before it goes on without a checkpoint.
+LOCK_WAIT = 2.0
 
 # What each agent's format needs on stdout to let the call go on (nothing: no output).
 _ANSWERS: dict[tuple[str, str], str] = {
@@ -174,7 +177,7 @@ def save(cwd: str, message: str) -> None:
     os.environ[GUARD] = "1"  # git children of this save must not fire our hooks again
     from .quicksave import auto_save
 
-    name = auto_save(cwd, message)
+    name = auto_save(cwd, message, lock_wait=LOCK_WAIT)
     if name is not None:
         _say(f"checkpoint saved: {name} ({message})")
 

@@ -36,16 +36,17 @@ _DISCOVERY_ENV = (
 )
 
 
-def auto_save(cwd: str, message: str) -> str | None:
+def auto_save(cwd: str, message: str, lock_wait: float | None = None) -> str | None:
     """Save the workspace of `cwd` as an automatic checkpoint of the current task.
 
     Returns the new checkpoint's name, or None when nothing changed since the task's
-    latest checkpoint. Raises CheckpointError on problems.
+    latest checkpoint. Raises CheckpointError on problems. `lock_wait`: wait at most
+    this long for another git-checkpoint's lock (less than checkpoint.lockTimeout).
     """
     found = check(cwd)
     if found is not None and found.unchanged:
         return None
-    return full_save(cwd, message, found)
+    return full_save(cwd, message, found, lock_wait)
 
 
 class Paths:
@@ -78,7 +79,9 @@ class Found:
         self.changed_stats = changed_stats  # taken before anything hashes those files
 
 
-def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
+def full_save(
+    cwd: str, message: str, found: Found | None = None, lock_wait: float | None = None
+) -> str | None:
     from . import state
     from .context import load_context
     from .store import save_checkpoint
@@ -86,7 +89,8 @@ def full_save(cwd: str, message: str, found: Found | None = None) -> str | None:
     ctx = load_context(cwd)
     repo = ctx.repo
     task = ctx.task()
-    with state.locked(repo, ctx.config.lock_timeout):
+    wait = ctx.config.lock_timeout if lock_wait is None else min(lock_wait, ctx.config.lock_timeout)
+    with state.locked(repo, wait):
         snapshot = None
         if found is not None and found.saved["task"] == task:
             from .quickbuild import build_on

@@ -202,6 +202,31 @@ def test_held_lock_is_one_line_and_the_call_goes_on(repo: Repo, tmp_path: Path) 
     assert checkpoints(repo) == []
 
 
+def test_held_lock_holds_the_agent_briefly_whatever_lock_timeout_says(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """checkpoint.lockTimeout (30 s by default) is for commands a person runs; a tool
+    call waits at most hook.LOCK_WAIT (2 s) before it goes on without a checkpoint."""
+    import time
+
+    repo.write("src/app.py", "print('work')\n")
+    lock = repo.path / ".git" / "checkpoint" / "lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        started = time.monotonic()
+        proc = run_hook(
+            "claude-code",
+            "PreToolUse",
+            payload("claude-code", "PreToolUse-Bash-risky", repo.path),
+            tmp_path,
+        )
+        waited = time.monotonic() - started
+    assert "another git-checkpoint is running" in proc.stderr and "waited 2s" in proc.stderr
+    assert waited < 15, waited  # not the 30 s of the default lockTimeout
+    assert proc.returncode == 0 and checkpoints(repo) == []
+
+
 def test_failing_save_is_one_line_and_the_call_goes_on(repo: Repo, tmp_path: Path) -> None:
     repo.write(".checkpoint.yaml", "no_such_key: 1\n")
     proc = run_hook(
