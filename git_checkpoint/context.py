@@ -29,11 +29,15 @@ class Context:
         return task_from_branch(branch)
 
 
-def load_context(cwd: str | Path | None = None, *, tolerant: bool = False) -> Context:
+def load_context(
+    cwd: str | Path | None = None, *, tolerant: bool = False, repo: Repo | None = None
+) -> Context:
     """`tolerant`: a broken configuration falls back to the defaults (and says why in
-    `config_problem`), so that `restore` and `undo` can still get out of it.
+    `config_problem`), so that `restore` and `undo` can still get out of it. `repo`:
+    the repository of `cwd`, found already.
     """
-    repo = Repo.discover(cwd)
+    if repo is None:
+        repo = Repo.discover(cwd)
     try:
         return Context(repo=repo, config=load_config(repo.root, repo.checkpoint_config()))
     except UsageError as exc:

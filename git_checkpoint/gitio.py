@@ -316,6 +316,10 @@ class Repo:
                 pairs.append((key, value))
         return pairs
 
+    def remember_config(self, pairs: list[tuple[str, str]]) -> None:
+        """What `_config` would read, read already (by the hook's quick check)."""
+        self.__dict__["_config"] = list(pairs)
+
     def checkpoint_config(self) -> list[tuple[str, str]]:
         """Every `git config checkpoint.*` entry, in file order."""
         return [(k, v) for k, v in self._config if k.startswith("checkpoint.")]

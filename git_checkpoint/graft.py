@@ -14,11 +14,15 @@ that a line-based git command cannot carry, a repository that does not use SHA-1
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 
 from .gitio import Repo, concurrently, nul_list
+
+try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
+    from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - another Python
+    from hashlib import sha1
 
 DELETED = "000000"
 REGULAR = ("100644", "100755")
@@ -225,7 +229,7 @@ def _write_trees(
             mode.encode() + b" " + name + b"\0" + bytes.fromhex(oid)
             for name, (mode, oid) in ordered
         )
-        oid = hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
+        oid = sha1(b"tree %d\0" % len(body) + body).hexdigest()
         written[folder] = oid
         if trees[folder] == entries:
             continue  # unchanged (an edit that the scan saw but hashes the same)

@@ -70,6 +70,8 @@ class Found:
         scan: tuple[list[str], list[str], list[str], bool, dict[str, str]],
         include_seen: list[str],
         changed_stats: dict[str, list[int] | None],
+        paths: Paths,
+        config: list[tuple[str, str]],
     ) -> None:
         self.unchanged = unchanged
         self.saved = saved
@@ -77,6 +79,8 @@ class Found:
         self.changed, self.deleted, self.untracked, self.unmerged, self.modes = scan
         self.include_seen = include_seen
         self.changed_stats = changed_stats  # taken before anything hashes those files
+        self.paths = paths  # the repository, found without git
+        self.config = config  # our git config pairs, as the check read them
 
 
 def full_save(
@@ -86,7 +90,16 @@ def full_save(
     from .context import load_context
     from .store import save_checkpoint
 
-    ctx = load_context(cwd)
+    known = None
+    if found is not None:  # the check found the repository and read our config already
+        from pathlib import Path
+
+        from .gitio import Repo
+
+        where = found.paths
+        known = Repo(Path(where.root), Path(where.git_dir), Path(where.common_dir))
+        known.remember_config(found.config)
+    ctx = load_context(cwd, repo=known)
     repo = ctx.repo
     task = ctx.task()
     wait = ctx.config.lock_timeout if lock_wait is None else min(lock_wait, ctx.config.lock_timeout)
@@ -201,7 +214,7 @@ def check(cwd: str) -> Found | None:
         and quickstate.stats_trusted(current, stamp)
         and quickstate.stats_trusted(tracked, stamp, absent_ok=True)
     )
-    return Found(unchanged, saved, before, scan, seen, tracked)
+    return Found(unchanged, saved, before, scan, seen, tracked, repo, _pairs(config_out))
 
 
 def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before) -> bool:

@@ -8,8 +8,6 @@ immutable manifest (`manifest.py`); mutable state is in notes (`notes.py`).
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -118,6 +116,8 @@ def task_from_branch(branch: str | None) -> str:
         parts[0] = "remotes-"
     task = "/".join(p if _TASK_PART.match(p) else f"_{p}" for p in parts)
     if len(task) > TASK_MAX:  # cut, with a digest so that long branches stay apart
+        import hashlib  # here: OpenSSL's start-up is 2 ms of every save's
+
         digest = hashlib.sha1(branch.encode("utf-8", "surrogateescape")).hexdigest()[:10]
         task = f"{task[: TASK_MAX - 11].rstrip('/.')}-{digest}"
     return task
@@ -285,6 +285,8 @@ def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
     if candidates:
         return _trusted(candidates[0])
     names = [c.id for c in mine] + [c.name for c in everything]
+    import difflib  # only for a name that is not there
+
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
     if not everything:
