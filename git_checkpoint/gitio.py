@@ -137,6 +137,35 @@ def concurrently(*calls: Callable[[], Any]) -> list[Any]:
     return results
 
 
+def _private_folder(parent: Path, prefix: str) -> Path:
+    """A new folder of ours under `parent`, readable by us alone (as mkdtemp makes)."""
+    while True:
+        folder = parent / f"{prefix}{os.urandom(6).hex()}"
+        try:
+            folder.mkdir(mode=0o700)
+            return folder
+        except FileExistsError:
+            continue
+
+
+def _remove_folder(folder: Path) -> None:
+    """Remove what git left in a scratch folder (an index, its lock), then the folder."""
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            import shutil
+
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+
+
 def nul_list(paths: Iterable[str]) -> bytes:
     """Paths as `-z --stdin` wants them."""
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
@@ -222,16 +251,20 @@ class Repo:
     def temp_index(self, seed: Path | None = None) -> Iterator[dict[str, str]]:
         """A scratch index in the git dir (a copy of `seed`, mtime kept, or empty); yields
         the environment that points git at it. The user's index is never written.
+        (A folder of its own, for git's `index.lock` beside it; no tempfile or shutil
+        import: the hook's save path makes one for every save.)
         """
-        import shutil  # here, not at the top: the hook path never needs them
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="checkpoint-", dir=self.git_dir) as tmp:
-            index = Path(tmp) / "index"
+        folder = _private_folder(self.git_dir, "checkpoint-")
+        try:
+            index = folder / "index"
             if seed is not None and seed.exists():
+                import shutil  # here: only a full save copies an index
+
                 # copy2 keeps the mtime: a fresh one would hide racily-clean edits.
                 shutil.copy2(seed, index)
             yield {"GIT_INDEX_FILE": str(index)}
+        finally:
+            _remove_folder(folder)
 
     def state_dir(self) -> Path:
         """Our local, unshared state: shared by all linked worktrees of the repository."""

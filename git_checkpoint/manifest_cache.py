@@ -22,6 +22,11 @@ MOST = 4096  # entries kept; the oldest go first
 Parsed = tuple[dict[str, Any], str | None]
 
 
+def _task_of(entry: list[Any]) -> Any:
+    manifest = entry[0] if entry else None
+    return manifest.get("task") if isinstance(manifest, dict) else None
+
+
 class ManifestCache:
     def __init__(self, repo: Repo) -> None:
         self._path = os.path.join(repo.common_dir, "checkpoint", NAME)
@@ -56,8 +61,18 @@ class ManifestCache:
         self._entries[oid] = entry
         self._dirty = True
 
-    def save(self) -> None:
-        if not self._dirty:
+    def save(self, seen: set[str], task: str | None) -> None:
+        """Write the cache back, without what is gone: every entry not `seen` when this
+        was a listing of all checkpoints, else those of `task` not seen."""
+        gone = [
+            oid
+            for oid, entry in self._entries.items()
+            if oid not in seen
+            and (task is None or (isinstance(entry, list) and _task_of(entry) == task))
+        ]
+        for oid in gone:
+            del self._entries[oid]
+        if not self._dirty and not gone:
             return
         entries = self._entries
         if len(entries) > MOST:

@@ -149,6 +149,7 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
     out = repo.git("for-each-ref", f"--format={_FORMAT}", prefix)
     found: list[Checkpoint] = []
     cache = ManifestCache(repo)
+    seen: set[str] = set()
     for record in out.decode("utf-8", "surrogateescape").split("\0\1"):
         record = record.lstrip("\n")
         if not record:
@@ -157,6 +158,7 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
         parsed = split_ref(ref)
         if parsed is None:
             continue
+        seen.add(oid)
         manifest = cache.get(oid)
         if manifest is None:
             manifest = parse_manifest(message)
@@ -164,7 +166,8 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
         cp = _checkpoint_from(ref, parsed, oid, tree, parents.split(), message, manifest)
         if cp is not None:
             found.append(cp)
-    cache.save()
+    listed_task = prefix[len(REF_ROOT) :].rstrip("/") if prefix != REF_ROOT else None
+    cache.save(seen, listed_task or None)
     found.sort(key=lambda c: (c.ref.startswith(REMOTE_ROOT), c.task, c.number))
     return found
 

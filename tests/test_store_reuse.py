@@ -74,3 +74,18 @@ def test_manifests_are_parsed_once_and_a_broken_cache_is_no_cache(repo: Repo) ->
         assert listing() == listed
     finally:
         cache.chmod(0o644)
+
+
+def test_the_cache_forgets_dropped_checkpoints(repo: Repo) -> None:
+    import json
+
+    repo.cp("save", "-m", "one")
+    repo.write("src/app.py", "print('two')\n")
+    repo.cp("save", "-m", "two")
+    repo.cp("list")
+    cache = repo.path / ".git/checkpoint/manifests.json"
+    first = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    assert first in json.loads(cache.read_text())
+    repo.cp("drop", "cp_001")
+    repo.cp("status")  # lists the task's checkpoints again
+    assert first not in json.loads(cache.read_text())
