@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
-import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -162,6 +161,8 @@ def scan_text(
 
 
 def _fingerprint(values: set[str]) -> str:
+    import hashlib  # only for a finding
+
     return hashlib.sha1("\0".join(sorted(values)).encode("utf-8", "replace")).hexdigest()[:12]
 
 

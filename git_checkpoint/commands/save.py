@@ -8,7 +8,6 @@ from .. import quickstate, state, tasks
 from ..context import Context
 from ..errors import CheckpointError, Refused
 from ..gitio import concurrently
-from ..secrets_scan import scan_snapshot
 from ..snapshot import Snapshot, capture_workspace
 from ..store import Checkpoint, SaveOutcome, save_checkpoint, task_checkpoints
 
@@ -145,6 +144,8 @@ def _findings(ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkp
     """The secrets in what is new in the workspace (secrets.on_save)."""
     done = [c for c in existing if not c.is_safety]
     allow = ctx.config.secrets_allow
+    from ..secrets_scan import scan_snapshot  # here: on the scanning thread, beside the save
+
     return [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow, done)]
 
 
