@@ -81,9 +81,12 @@ def run(*, keep: bool, log: Callable[[str], None], quiet_stdout: bool = False) -
         # python3 from PATH reads better in the log than this venv's interpreter path; the
         # demo's scripts need nothing but the standard library.
         python = "python3" if shutil.which("python3") else shlex.quote(sys.executable)
+        # -B: no bytecode cache. Python trusts a cached module whose source has the same
+        # size and the same mtime in whole seconds, so attempt 2's `a + b`, written in the
+        # second of attempt 1's `a * b`, would run attempt 1's code.
         (work / ".checkpoint.yaml").write_text(
             "verifiers:\n"
-            f"  - name: unit\n    command: {python} test_calc.py\n    required: true\n"
+            f"  - name: unit\n    command: {python} -B test_calc.py\n    required: true\n"
             "    timeout: 60\n"
         )
         run_git(["add", "-A"], work)
