@@ -148,22 +148,28 @@ def _private_folder(parent: Path, prefix: str) -> Path:
             continue
 
 
-def _remove_folder(folder: Path) -> None:
-    """Remove what git left in a scratch folder (an index, its lock), then the folder."""
+def empty_folder(folder: Path) -> bool:
+    """Remove everything in `folder` (never following a link); False when it is missing."""
     try:
         entries = list(os.scandir(folder))
     except FileNotFoundError:
-        return
+        return False
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
-            import shutil
+            import shutil  # a folder inside: not what git leaves, seldom needed
 
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry.path)
-    with contextlib.suppress(OSError):
-        os.rmdir(folder)
+    return True
+
+
+def _remove_folder(folder: Path) -> None:
+    """Remove what git left in a scratch folder (an index, its lock), then the folder."""
+    if empty_folder(folder):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def nul_list(paths: Iterable[str]) -> bytes:

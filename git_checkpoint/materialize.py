@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import GitFailed, Refused
-from .gitio import ZERO_OID, Repo, nul_list
+from .gitio import ZERO_OID, Repo, empty_folder, nul_list
 from .objects import Blob
 from .restore import Entry, Plan, TreeView, Write, disk_holds, raw_match
 from .snapshot import MARK_OPTIONS
@@ -106,17 +106,8 @@ def _link_target(repo: Repo, write: Write) -> bytes:
 def _empty(stage: Path) -> None:
     """The staging folder, made if missing, with nothing in it (a killed restore's files
     go: we hold the lock)."""
-    try:
-        entries = list(os.scandir(stage))
-    except FileNotFoundError:
+    if not empty_folder(stage):
         stage.mkdir()
-        return
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
 
 
 def _stage_files(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
