@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from .gitio import Repo, concurrently, nul_list
+from .objects import raw_entries
 
 try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
     from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
@@ -123,15 +124,10 @@ class _NotGraftable(Exception):
 
 def _parse_tree(raw: bytes) -> dict[bytes, tuple[str, str]]:
     entries: dict[bytes, tuple[str, str]] = {}
-    pos = 0
-    while pos < len(raw):
-        space = raw.index(b" ", pos)
-        nul = raw.index(b"\0", space)
-        mode = raw[pos:space].decode("ascii")
-        if mode not in _TYPES:  # an old, non-canonical mode: mktree would change it
-            raise _NotGraftable()
-        entries[raw[space + 1 : nul]] = (mode, raw[nul + 1 : nul + 21].hex())
-        pos = nul + 21
+    for name, mode, oid in raw_entries(raw):
+        if mode.decode("ascii") not in _TYPES:  # an old, non-canonical mode: mktree
+            raise _NotGraftable()  # would write another tree than the one we compute
+        entries[name] = (mode.decode("ascii"), oid)
     return entries
 
 

@@ -19,12 +19,11 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .errors import GitFailed, Refused
 from .gitio import ZERO_OID, Repo, empty_folder, nul_list
-from .objects import Blob
-from .restore import Entry, Plan, TreeView, Write, disk_holds, raw_match
+from .objects import Blob, stream_blobs
+from .restore import SYMLINK, Entry, Plan, TreeView, Write, disk_holds, raw_match
 from .snapshot import MARK_OPTIONS
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
@@ -61,11 +60,11 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
     _empty(stage)
     out: dict[str, str] = {}
     try:
-        files = [w for w in writes if w.mode != SYMLINK_MODE]
+        files = [w for w in writes if w.mode != SYMLINK]
         for n, write in enumerate(writes):
             out[write.path] = os.fspath(stage / str(n))
         _stage_files(repo, files, out)
-        links = [w for w in writes if w.mode == SYMLINK_MODE]
+        links = [w for w in writes if w.mode == SYMLINK]
         as_files = bool(links) and not _symlinks_on(repo)
         for write in links:
             target = _link_target(repo, write)
@@ -76,9 +75,6 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
         yield out
     finally:
         _empty(stage)
-
-
-SYMLINK_MODE = 0o120000
 
 
 def _symlinks_on(repo: Repo) -> bool:
@@ -155,52 +151,12 @@ def _converted(repo: Repo, writes: list[Write], env: dict[str, str]) -> bool:
 
 
 def _stream_raw(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
-    """Each blob from one `cat-file --batch`, straight into its staged file."""
-    import subprocess
+    """Each blob straight into its staged file."""
 
-    from .gitio import child_env
+    def sink(n: int, chunks: Iterator[bytes]) -> None:
+        _write_staged(out[writes[n].path], writes[n].mode, chunks)
 
-    requests = "".join(f"{w.oid}\n" for w in writes).encode()
-    with tempfile.TemporaryFile() as feed:  # stdin from a file: no pipe to deadlock on
-        feed.write(requests)
-        feed.seek(0)
-        child = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            cwd=repo.root,
-            env=child_env(),
-            stdin=feed,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert child.stdout is not None and child.stderr is not None
-        header: list[bytes] = []
-        try:
-            for write in writes:
-                header = child.stdout.readline().split()
-                if len(header) != 3 or header[1] != b"blob":
-                    break  # "<oid> missing", or not a blob
-                staged_at = out[write.path]
-                _write_staged(staged_at, write.mode, _chunks(child.stdout, int(header[2])))
-                child.stdout.read(1)  # the newline after each object
-            else:
-                header = []
-        finally:
-            child.stdout.close()
-            err = child.stderr.read()
-            child.stderr.close()
-            code = child.wait()
-    if header or code != 0:
-        why = err.decode(errors="replace").strip() or b" ".join(header).decode(errors="replace")
-        raise GitFailed(["cat-file", "--batch"], code or 128, why)
-
-
-def _chunks(stream: Any, size: int) -> Iterator[bytes]:
-    while size > 0:
-        chunk = stream.read(min(size, 1 << 20))
-        if not chunk:
-            raise GitFailed(["cat-file", "--batch", "--filters"], 128, "object cut short")
-        size -= len(chunk)
-        yield chunk
+    stream_blobs(repo.root, [w.oid for w in writes], sink)
 
 
 def _write_staged(path: str, mode: int, chunks: Iterable[bytes]) -> None:

@@ -10,9 +10,10 @@ record makes the whole tree unreadable (ValueError), as it would for libgit2.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .errors import GitFailed
 
@@ -78,7 +79,10 @@ def canonical_mode(mode: int) -> int:
     return mode
 
 
-def _parse(raw: bytes) -> list[TreeEntry]:
+def raw_entries(raw: bytes) -> list[tuple[bytes, bytes, str]]:
+    """A tree's entries as stored: (name, mode as written, hex id). Strict: an empty
+    name, a slash in one, a mode that is not digits or a truncated record is a
+    ValueError, as libgit2 refused them."""
     entries = []
     pos = 0
     while pos < len(raw):
@@ -89,15 +93,16 @@ def _parse(raw: bytes) -> list[TreeEntry]:
         mode, name = raw[pos:space], raw[space + 1 : nul]
         if not name or b"/" in name or not mode.isdigit():
             raise ValueError(f"malformed tree entry {name!r}")
-        entries.append(
-            TreeEntry(
-                name.decode("utf-8", "surrogateescape"),
-                canonical_mode(int(mode, 8)),
-                raw[nul + 1 : nul + 21].hex(),
-            )
-        )
+        entries.append((name, mode, raw[nul + 1 : nul + 21].hex()))
         pos = nul + 21
     return entries
+
+
+def _parse(raw: bytes) -> list[TreeEntry]:
+    return [
+        TreeEntry(name.decode("utf-8", "surrogateescape"), canonical_mode(int(mode, 8)), oid)
+        for name, mode, oid in raw_entries(raw)
+    ]
 
 
 class Objects:
@@ -160,3 +165,51 @@ class Objects:
 
     def __del__(self) -> None:
         self.close()
+
+
+def stream_blobs(root: Path, oids: list[str], sink: Callable[[int, Iterator[bytes]], None]) -> None:
+    """Each blob of `oids` from one `cat-file --batch`, handed to `sink(n, chunks)` as
+    it arrives (never whole in memory); GitFailed when one is missing or no blob."""
+    import tempfile  # here: graft imports this module on the hook's save path
+
+    from .gitio import child_env
+
+    with tempfile.TemporaryFile() as feed:  # stdin from a file: no pipe to deadlock on
+        feed.write("".join(f"{oid}\n" for oid in oids).encode())
+        feed.seek(0)
+        child = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            cwd=root,
+            env=child_env(),
+            stdin=feed,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert child.stdout is not None and child.stderr is not None
+        header: list[bytes] = []
+        try:
+            for n in range(len(oids)):
+                header = child.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob":
+                    break  # "<oid> missing", or not a blob
+                sink(n, _chunks(child.stdout, int(header[2])))
+                child.stdout.read(1)  # the newline after each object
+            else:
+                header = []
+        finally:
+            child.stdout.close()
+            err = child.stderr.read()
+            child.stderr.close()
+            code = child.wait()
+    if header or code != 0:
+        why = err.decode(errors="replace").strip() or b" ".join(header).decode(errors="replace")
+        raise GitFailed(["cat-file", "--batch"], code or 128, why)
+
+
+def _chunks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            raise GitFailed(["cat-file", "--batch"], 128, "object cut short")
+        size -= len(chunk)
+        yield chunk
