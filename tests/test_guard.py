@@ -141,7 +141,9 @@ def test_the_guard_becomes_the_command(repo: Repo) -> None:
     """No Python process stays between: a signal to the guard's pid reaches CMD itself."""
     script = (
         "import os, signal, sys, time\n"
-        "def stop(n, f): print('got', n, flush=True); sys.exit(42)\n"
+        # os.write, not print: the signal may land while the pid's print is still in
+        # its flush, and a print inside the handler is then a reentrant call (exit 1)
+        "def stop(n, f): os.write(1, f'got {n}\\n'.encode()); sys.exit(42)\n"
         "signal.signal(signal.SIGTERM, stop); signal.signal(signal.SIGINT, stop)\n"
         "print(os.getpid(), flush=True); time.sleep(60)"
     )
