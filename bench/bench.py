@@ -462,18 +462,22 @@ class SizeBench:
                 self.env,
             )
             tar_bytes += (out / f"p{i}.patch").stat().st_size + (out / f"f{i}.tgz").stat().st_size
-        loose, packed = self.checkpoint_bytes()
+        loose, packed, grown = self.checkpoint_bytes()
         self.extra["storage"] = {
             "checkpoints": count,
             "git_bytes": loose,
             "git_packed_bytes": packed,
+            "git_gc_bytes": grown,
             "tar_bytes": tar_bytes,
         }
 
-    def checkpoint_bytes(self) -> tuple[int, int]:
+    def checkpoint_bytes(self) -> tuple[int, int, int]:
         """What the task's checkpoints add to the repository at HEAD, whatever the object
         store held before: every object they reach that HEAD does not, as loose objects
-        (zlib level 1, git's core.looseCompression) and as one pack (what gc makes)."""
+        (zlib level 1, git's core.looseCompression), as one pack of their own (no delta
+        against HEAD's objects), and as what they add to a gc'd repository: a thin pack
+        against HEAD (deltas may name HEAD's objects, as in the repository's own pack;
+        the seed's patch is a diff against HEAD too)."""
         ids = self.git("rev-list", "--objects", "--glob=refs/checkpoints/*", "--not", "HEAD")
         listing = "".join(line.split(" ", 1)[0] + "\n" for line in ids.splitlines())
         raw = subprocess.run(
@@ -491,7 +495,12 @@ class SizeBench:
             ["git", "pack-objects", "--stdout", "-q"], cwd=self.cwd, env=self.env,
             input=listing.encode(), capture_output=True, check=True,
         ).stdout  # fmt: skip
-        return loose, len(pack)
+        tips = self.git("for-each-ref", "--format=%(objectname)", "refs/checkpoints/")
+        thin = subprocess.run(
+            ["git", "pack-objects", "--stdout", "--revs", "--thin", "-q"], cwd=self.cwd,
+            env=self.env, input=(tips + "^HEAD\n").encode(), capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        return loose, len(pack), len(thin)
 
 
 def fixture(i: int) -> bytes:

@@ -106,7 +106,7 @@ def _storage(r: Result) -> tuple[float, float] | None:
     if not sizes or "storage" not in r.extra[sizes[-1]]:
         return None
     s = r.extra[sizes[-1]]["storage"]
-    return float(s.get("git_packed_bytes", s["git_bytes"])), 0.05 * s["tar_bytes"]
+    return float(s.get("git_gc_bytes", s["git_bytes"])), 0.05 * s["tar_bytes"]
 
 
 def _memory(key: str) -> Callable[[Result], tuple[float, float] | None]:
@@ -139,7 +139,7 @@ TARGETS = [
            _save_restore),
     Target("#10", "restore of a 1,000-file difference ≤ 1.5 × git checkout <A> -- .", 10000,
            _ratio_target("restore_1000", 10000, 1.5, floor="checkout_1000")),
-    Target("#10", "storage of 50 small-change checkpoints (packed) ≤ 5 % of the tar approach", 0,
+    Target("#10", "storage of 50 small-change checkpoints (added after gc) ≤ 5 % of tar", 0,
            _storage, "bytes"),
     Target("#10", "peak RSS of save ≤ 1.5 × git status", 100000, _memory("save"), "KiB"),
     Target("#10", "peak RSS of restore ≤ 1.5 × git status", 100000, _memory("restore_10"), "KiB"),
@@ -232,20 +232,27 @@ def markdown(result: Result, chart: str | None = None) -> str:
         "## Storage",
         "",
         "What the checkpoints add to the repository (every object they reach that HEAD "
-        "does not): as saved (loose objects, zlib level 1) and packed (`git pack-objects`, "
-        "as gc would), against the seed's patch + tar.gz for each checkpoint.",
+        "does not), against the seed's patch + tar.gz for each checkpoint: as saved (loose "
+        "objects, zlib level 1); as a pack of their own (`git pack-objects`, no delta "
+        "against HEAD's objects); and as what they add to a gc'd repository (a thin pack "
+        "against HEAD: `pack-objects --revs --thin`, deltas may name HEAD's objects as in "
+        "the repository's own pack; the seed's patch is a diff against HEAD too). The "
+        "target is checked on the last.",
         "",
-        "| files | checkpoints | loose | packed | patch + tar.gz | loose | packed |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| files | checkpoints | loose | own pack | added after gc | patch + tar.gz "
+        "| loose | own pack | after gc |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         s = result.extra.get(n, {}).get("storage")
         if s:
             packed = s.get("git_packed_bytes", s["git_bytes"])
+            grown = s.get("git_gc_bytes", packed)
+            tar = s["tar_bytes"]
             lines.append(
                 f"| {n:,} | {s['checkpoints']} | {s['git_bytes']:,} | {packed:,} | "
-                f"{s['tar_bytes']:,} | {s['git_bytes'] / s['tar_bytes']:.1%} | "
-                f"{packed / s['tar_bytes']:.1%} |"
+                f"{grown:,} | {tar:,} | {s['git_bytes'] / tar:.1%} | {packed / tar:.1%} | "
+                f"{grown / tar:.1%} |"
             )
     if len(sizes) > 1:
         lines += [
