@@ -698,6 +698,9 @@ def entry() -> NoReturn:
 def exit_now(code: int) -> NoReturn:
     """Flush, then exit with `code`; output that cannot be written (a full disk) is a
     failure, unless nobody reads any more (a closed pipe: nothing left to say)."""
+    from . import early
+
+    early.discard()  # an early scan this command did not take: its children, its folder
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -7,22 +7,23 @@ form the overlay. The user's index and work tree are never written.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import quickstate
+from . import early, quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
 from .gitio import Repo, concurrently, git_refuses_path, nul_list
 from .graft import GITLINK, graft
 from .quickstate import include_argv
-from .scan import Scan, exclude_matcher, scan, stage
+from .scan import Scan, exclude_matcher, parse_status, scan, stage
 
 # Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
 # index) beats matching that many pathspecs against every entry.
@@ -184,8 +185,12 @@ MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
 def _flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
     """Index entries marked assume-unchanged or skip-worktree: path -> marks ("h", "S"
     or both). Neither `status` nor `add -u` looks at their files."""
+    return _marks(repo.git(*early.FLAGGED_ARGV, env=env))
+
+
+def _marks(out: bytes) -> dict[str, str]:
+    """`ls-files -v -z` output: path -> marks, for the marked entries only."""
     flagged: dict[str, str] = {}
-    out = repo.git("ls-files", "-v", "-z", env=env)
     if out.count(b"\0") == out.count(b"\0H ") + out.startswith(b"H "):
         return flagged  # every entry is a plain "H": the common case, at C speed
     for item in out.decode("utf-8", "surrogateescape").split("\0")[:-1]:
@@ -255,13 +260,16 @@ def capture_workspace(
     leaves alone take `add -u` + `write-tree` on the copy instead.
     `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
     """
-    before = quickstate.before_scan(repo, recording=True) if keep else None
+    started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
+    if started is not None and started.before is not None:
+        before = started.before if keep else None
+    else:
+        before = quickstate.before_scan(repo, recording=True) if keep else None
     base, branch = repo.head()
     sparse = _sparse_option(repo)
     kept: str | None = None
-    index = repo.git_dir / "index"
-    with repo.temp_index(seed=index) as env, repo.temp_index(seed=index) as tree_env:
-        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env)
+    with _scratch_indexes(repo, started) as (env, tree_env):
+        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env, started)
         scanned: Scan | None
         include_seen: list[str] | None
         if fast is not None:
@@ -288,19 +296,47 @@ def capture_workspace(
     )
 
 
+@contextlib.contextmanager
+def _scratch_indexes(
+    repo: Repo, started: early.Early | None
+) -> Iterator[tuple[dict[str, str], dict[str, str]]]:
+    """Two copies of the index (the scan's, and write-tree's): the early scan's when the
+    launcher started one, else new ones."""
+    if started is not None:
+        with started:
+            started.results()  # done with their copies before anyone else writes them
+            yield started.env, started.tree_env
+        return
+    index = repo.git_dir / "index"
+    with repo.temp_index(seed=index) as env, repo.temp_index(seed=index) as tree_env:
+        yield env, tree_env
+
+
 def _fast_capture(
-    repo: Repo, cfg: Config, env: dict[str, str], tree_env: dict[str, str]
+    repo: Repo,
+    cfg: Config,
+    env: dict[str, str],
+    tree_env: dict[str, str],
+    started: early.Early | None = None,
 ) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str]] | None:
     """The common case: the scan (on `env`'s index), the index tree (`tree_env`'s copy:
-    write-tree writes its index), the marks and the includes' listing, side by side."""
+    write-tree writes its index), the marks and the includes' listing, side by side;
+    the first three from the early scan when it ran them without a failure."""
     argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+    outputs = started.results() if started is not None else None
     try:
-        scanned, index_tree, flagged, seen = concurrently(
-            lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
-            lambda: repo.git("write-tree", env=tree_env).decode().strip(),
-            lambda: _flagged(repo, tree_env),
-            lambda: repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else [],
-        )
+        if outputs is not None:
+            status, tree, marks = outputs
+            scanned, index_tree, flagged = parse_status(status), tree.decode(), _marks(marks)
+            index_tree = index_tree.strip()
+            seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
+        else:
+            scanned, index_tree, flagged, seen = concurrently(
+                lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
+                lambda: repo.git("write-tree", env=tree_env).decode().strip(),
+                lambda: _flagged(repo, tree_env),
+                lambda: repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else [],
+            )
     except GitFailed as exc:
         if "unmerged" in exc.stderr or "merge" in exc.stderr:
             return None  # the staged path refuses it, or resolves it for a read-only caller

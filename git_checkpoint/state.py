@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import gitio
+from . import early, gitio
 from .errors import Refused, UsageError
 from .gitio import Repo
 
@@ -24,10 +24,11 @@ from .gitio import Repo
 def locked(repo: Repo, timeout: float) -> Iterator[None]:
     """Hold the repository's checkpoint lock; wait up to `timeout` seconds, then refuse."""
     path = repo.state_dir() / "lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    adopted = early.adopt_lock(str(path))  # taken before the early scan, for this command
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if adopted is None else adopted
     try:
         deadline = time.monotonic() + timeout
-        while True:
+        while adopted is None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break

@@ -1,0 +1,217 @@
+"""The scan of a save, restore or undo, started before the rest of the tool is loaded.
+
+Python takes 50 to 80 ms to import click, PyYAML and the save path. The work-tree scan
+depends on none of it: `git status` against a copy of the index, `write-tree` of a
+second copy and `ls-files -v` (snapshot._fast_capture's three commands; 33 ms at 10,000
+files, 260 ms at 100,000). So the installed command (launch.py) takes the repository's
+checkpoint lock first, then copies the index and starts those three, and only then
+imports the rest; `take` hands their output to the save path, which would otherwise run
+them itself.
+
+The lock is what makes the early scan the scan of record: no other git-checkpoint can
+change the workspace between it and the save. Whatever is unusual starts nothing (GIT_*
+variables that move the repository, the lock held elsewhere, an interrupted restore,
+help asked), and whatever fails (a git that exits nonzero: an unmerged index) leaves the
+save path to run the commands itself, which reports it.
+
+This module imports os, fcntl and two small modules of ours: it runs before anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+
+from . import quickstate
+from .gitfast import STATUS_ARGV, Spawned
+from .quicksave import Paths, find_repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+
+COMMANDS = ("save", "restore", "undo")
+_NOT_NOW = ("-h", "--help", "--continue")  # help, or a journal to finish first
+FLAGGED_ARGV = ("ls-files", "-v", "-z")  # snapshot._flagged parses its output
+LOCK = "lock"  # under <common dir>/checkpoint/, as state.locked takes it
+
+
+class Early:
+    """The scan's children and the scratch folder they write in.
+
+    `env` points git at the index copy that status refreshes (the save keeps it for the
+    quick auto-save), `tree_env` at the one write-tree writes its cache tree into."""
+
+    def __init__(self, repo: Paths, folder: str) -> None:
+        self.repo = repo
+        self.folder = folder
+        self.env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        self.tree_env = {"GIT_INDEX_FILE": os.path.join(folder, "tree-index")}
+        self.before: quickstate.Before | None = None
+        self.children: list[Spawned] = []
+        self.outputs: tuple[bytes, bytes, bytes] | None = None
+
+    def spawn(self) -> None:
+        """Copy the index and start the scan on it first, then the other two."""
+        self.before = quickstate.before_scan(self.repo, recording=True)
+        index = os.path.join(self.repo.git_dir, "index")
+        present = os.path.exists(index)
+        if present:
+            _copy(index, self.env["GIT_INDEX_FILE"])
+        self.children.append(Spawned(list(STATUS_ARGV), self.repo.root, self.env))
+        if present:
+            _copy(index, self.tree_env["GIT_INDEX_FILE"])
+        self.children.append(Spawned(["write-tree"], self.repo.root, self.tree_env))
+        self.children.append(Spawned(list(FLAGGED_ARGV), self.repo.root, self.tree_env))
+
+    def results(self) -> tuple[bytes, bytes, bytes] | None:
+        """(status, write-tree, ls-files -v) output, or None when any of them failed."""
+        if self.children:
+            status, tree, flagged = (child.result() for child in self.children)
+            self.children = []
+            if status is not None and tree is not None and flagged is not None:
+                self.outputs = status, tree, flagged
+        return self.outputs
+
+    def __enter__(self) -> Early:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for the children, then remove the scratch folder."""
+        for child in self.children:
+            child.result()
+        self.children = []
+        _remove_folder(self.folder)
+
+
+_STARTED: Early | None = None
+_LOCK: tuple[str, int] | None = None  # (path, descriptor) until state.locked adopts it
+
+
+def start(argv: list[str]) -> None:
+    """Start the scan when `argv` (the command line after the program's name) is a save,
+    a restore or an undo in a repository found without git. Never raises."""
+    global _STARTED
+    if not argv or argv[0] not in COMMANDS or any(a in _NOT_NOW for a in argv):
+        return
+    try:
+        _STARTED = _start()
+    except OSError:
+        discard()
+
+
+def _start() -> Early | None:
+    global _LOCK
+    repo = find_repo(os.getcwd())
+    if repo is None or _journal(repo):
+        return None
+    state = os.path.join(repo.common_dir, "checkpoint")
+    os.makedirs(state, exist_ok=True)
+    path = os.path.join(state, LOCK)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: the save path waits for it, and scans after
+        os.close(fd)
+        return None
+    _LOCK = path, fd
+    if _journal(repo):  # an interrupted restore: the save path decides what to do
+        return None
+    early = Early(repo, _private_folder(repo.git_dir))
+    try:
+        early.spawn()
+    except OSError:
+        early.close()
+        return None
+    return early
+
+
+def take(root: str, git_dir: str) -> Early | None:
+    """The scan started for this repository, once; None when there is none."""
+    global _STARTED
+    early, _STARTED = _STARTED, None
+    if early is None:
+        return None
+    if (os.path.realpath(root), os.path.realpath(git_dir)) != (early.repo.root, early.repo.git_dir):
+        _STARTED = early  # not this repository's: left for the exit to clean up
+        return None
+    return early
+
+
+def adopt_lock(path: str) -> int | None:
+    """The descriptor of the lock taken for the early scan, if it is `path`'s: handed
+    over once, to state.locked, which releases it."""
+    global _LOCK
+    if _LOCK is None or os.path.realpath(path) != _LOCK[0]:
+        return None
+    fd = _LOCK[1]
+    _LOCK = None
+    return fd
+
+
+def discard() -> None:
+    """At exit: an early scan nobody took is waited for and cleaned up; a lock nobody
+    adopted is released."""
+    global _STARTED, _LOCK
+    early, _STARTED = _STARTED, None
+    if early is not None:
+        early.close()
+    if _LOCK is not None:
+        os.close(_LOCK[1])
+        _LOCK = None
+
+
+def _journal(repo: Paths) -> bool:
+    return os.path.exists(os.path.join(repo.git_dir, "checkpoint", "restore-journal.json"))
+
+
+def _private_folder(git_dir: str) -> str:
+    """gitio._private_folder's naming (doctor.py finds what a crash leaves)."""
+    while True:
+        folder = os.path.join(git_dir, f"checkpoint-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(folder, 0o700)
+            return folder
+        except FileExistsError:
+            continue
+
+
+def _remove_folder(folder: str) -> None:
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in names:  # an index, its lock: git leaves nothing else here
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+
+
+def _copy(source: str, target: str) -> None:
+    """Copy a file, keeping its mtime (a fresh one would hide racily-clean edits)."""
+    src = os.open(source, os.O_RDONLY)
+    try:
+        st = os.fstat(src)
+        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            done = 0
+            while done < st.st_size:
+                sent = os.sendfile(dst, src, done, st.st_size - done)
+                if sent == 0:
+                    break
+                done += sent
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -1,0 +1,147 @@
+"""The early scan (early.py): the installed command starts a save's, restore's or undo's
+work-tree scan under the checkpoint lock before it loads the rest of the tool, and
+leaves nothing behind when the command does not use it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import Repo
+from .helpers import state
+
+
+def traced(repo: Repo, *args: str, expect: int | None = 0) -> list[list[str]]:
+    """Run `git checkpoint ARGS` with GIT_TRACE2; the argv of each git child (after
+    `git`), in the order they started, `git checkpoint` itself left out."""
+    trace = repo.path.parent / "trace2.txt"
+    trace.unlink(missing_ok=True)
+    repo.cp(*args, expect=expect, env={"GIT_TRACE2": str(trace)})
+    started = []
+    for line in trace.read_text().splitlines():
+        # "20:53:42.212311 common-main.c:51    start git -C /x status --porcelain=v2 ..."
+        _, sep, argv = line.partition(" start git ")
+        if sep and not argv.startswith("checkpoint "):
+            started.append(argv.split())
+    return started
+
+
+def leftovers(repo: Repo) -> list[str]:
+    return sorted(p.name for p in (repo.path / ".git").glob("checkpoint-*"))
+
+
+def lock_is_free(repo: Repo) -> bool:
+    with open(repo.path / ".git/checkpoint/lock", "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+def scans(children: list[list[str]]) -> list[list[str]]:
+    return [a for a in children if "status" in a]
+
+
+def test_a_save_scans_once_and_first(repo: Repo) -> None:
+    repo.write("src/app.py", "print('changed')\n")
+    repo.write("new.txt", "untracked\n")
+    children = traced(repo, "save", "-m", "one")
+    assert len(scans(children)) == 1
+    first = children[0]
+    assert first[:2] == ["-C", str(repo.path)] and "status" in first, children
+    assert leftovers(repo) == []
+    shown = repo.git("show", "--stat", "--format=", "refs/checkpoints/main/cp_001")
+    assert "src/app.py" in shown
+
+
+def test_the_early_scan_runs_from_a_subfolder_at_the_top(repo: Repo) -> None:
+    repo.write("src/app.py", "print('changed')\n")
+    sub = repo.path / "src"
+    trace = repo.path.parent / "trace2.txt"
+    repo.cp("save", cwd=sub, env={"GIT_TRACE2": str(trace)})
+    assert f"-C {repo.path} status" in trace.read_text()
+    tree = repo.git("ls-tree", "-r", "--name-only", "refs/checkpoints/main/cp_001")
+    assert "src/app.py" in tree.split()
+
+
+def test_a_restore_takes_its_safety_checkpoint_from_the_early_scan(repo: Repo) -> None:
+    repo.cp("save", "-m", "good")
+    good = state(repo)
+    repo.write("src/app.py", "print('broken')\n")
+    repo.write("residue.tmp", "x\n")
+    broken = state(repo)
+    children = traced(repo, "restore", "cp_001")
+    assert len(scans(children)) == 1 and "status" in children[0]
+    assert state(repo) == good
+    repo.cp("undo")
+    assert state(repo) == broken
+    assert leftovers(repo) == [] and lock_is_free(repo)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("restore", "cp_042"), 2),  # unknown checkpoint: refused before any scan is used
+        (("undo",), 2),  # nothing to undo
+        (("save", "--no-such-flag"), 2),  # click refuses the command line
+    ],
+)
+def test_an_early_scan_nobody_takes_leaves_nothing(
+    repo: Repo, args: tuple[str, ...], code: int
+) -> None:
+    repo.cp("save")
+    repo.write("src/app.py", "print('edited')\n")
+    before = state(repo)
+    children = traced(repo, *args, expect=code)
+    assert len(scans(children)) == 1  # it did start
+    assert state(repo) == before
+    assert leftovers(repo) == []
+    assert lock_is_free(repo)  # released at exit, not held by a child
+
+
+def test_help_and_continue_start_nothing(repo: Repo) -> None:
+    assert scans(traced(repo, "save", "--help")) == []
+    assert scans(traced(repo, "restore", "--continue", expect=None)) == []
+
+
+def test_a_held_lock_means_no_early_scan(repo: Repo) -> None:
+    repo.cp("save")
+    repo.git("config", "checkpoint.lockTimeout", "0.3")
+    repo.write("src/app.py", "print('edited')\n")
+    with open(repo.path / ".git/checkpoint/lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        children = traced(repo, "save", expect=3)
+    assert scans(children) == []  # it waited for the lock, and gave up before scanning
+    assert leftovers(repo) == []
+
+
+def test_an_unmerged_index_is_refused_as_before(repo: Repo) -> None:
+    repo.git("checkout", "-q", "-b", "other")
+    repo.write("src/app.py", "print('other')\n")
+    repo.commit_all("other")
+    repo.git("checkout", "-q", "main")
+    repo.write("src/app.py", "print('main')\n")
+    repo.commit_all("main side")
+    repo.git("merge", "-q", "other", check=False)
+    proc = repo.cp("save", expect=3)
+    assert "unmerged" in proc.stderr and "Traceback" not in proc.stderr
+    assert leftovers(repo) == [] and lock_is_free(repo)
+
+
+def test_git_dir_in_the_environment_means_no_early_scan(repo: Repo, tmp_path: Path) -> None:
+    repo.write("src/app.py", "print('edited')\n")
+    trace = tmp_path / "t.txt"
+    env = {
+        **os.environ,
+        "GIT_DIR": str(repo.path / ".git"),
+        "GIT_WORK_TREE": str(repo.path),
+        "GIT_TRACE2": str(trace),
+    }
+    subprocess.run(["git", "checkpoint", "save"], cwd=tmp_path, env=env, check=True)
+    assert f"-C {repo.path} status" not in trace.read_text()
+    assert "src/app.py" in repo.git("show", "--stat", "refs/checkpoints/main/cp_001")
