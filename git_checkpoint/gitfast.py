@@ -35,13 +35,22 @@ CONFIG_ARGV = (
 
 
 class Spawned:
-    """A git child whose stdout is a pipe; stderr goes to /dev/null (a failure is a
-    nonzero exit, and the caller then falls back to the full path, which reports it)."""
+    """A git child whose stdout is a pipe, or the file `out` (for an output larger than
+    a pipe holds, which would stop git until it is read); stderr goes to /dev/null (a
+    failure is a nonzero exit, and the caller then falls back to the full path, which
+    reports it)."""
 
-    def __init__(self, argv: list[str], cwd: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, argv: list[str], cwd: str, env: dict[str, str] | None = None, out: str = ""
+    ) -> None:
         child_env = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
         child_env.update(env or {})
-        read_end, write_end = os.pipe()
+        self.to_file = bool(out)
+        if out:
+            read_end = os.open(out, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            write_end = os.dup(read_end)
+        else:
+            read_end, write_end = os.pipe()
         null = os.open(os.devnull, os.O_RDWR)
         try:
             self.pid = os.posix_spawnp(
@@ -71,11 +80,15 @@ class Spawned:
             return None
         chunks = []
         try:
-            while chunk := os.read(self.fd, 1 << 16):
+            if self.to_file:
+                _, status = os.waitpid(self.pid, 0)
+                os.lseek(self.fd, 0, os.SEEK_SET)
+            while chunk := os.read(self.fd, 1 << 20):
                 chunks.append(chunk)
         finally:
             os.close(self.fd)
-            _, status = os.waitpid(self.pid, 0)
+            if not self.to_file:
+                _, status = os.waitpid(self.pid, 0)
         return b"".join(chunks) if os.waitstatus_to_exitcode(status) in ok else None
 
 
