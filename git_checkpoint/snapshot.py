@@ -268,12 +268,13 @@ def capture_workspace(
     base, branch = repo.head()
     sparse = _sparse_option(repo)
     kept: str | None = None
-    with _scratch_indexes(repo, started) as (env, tree_env):
+    ahead: Ahead | None = None
+    with _scratch_indexes(repo, started, wait=bool(sparse)) as (env, tree_env):
         fast = None if sparse else _fast_capture(repo, cfg, env, tree_env, started)
         scanned: Scan | None
         include_seen: list[str] | None
         if fast is not None:
-            tracked, scanned, changed_stats, include_seen = fast
+            tracked, scanned, changed_stats, include_seen, ahead = fast
             # The quick check vouches by stat data: a submodule's folder has none that
             # moves with its commit, so a moved submodule keeps nothing for it.
             moved = any(scanned.modes.get(p) == GITLINK for p in scanned.changed)
@@ -293,18 +294,20 @@ def capture_workspace(
         kept=kept,
         changed_stats=changed_stats,
         include_seen=include_seen,
+        ahead=ahead,
     )
 
 
 @contextlib.contextmanager
 def _scratch_indexes(
-    repo: Repo, started: early.Early | None
+    repo: Repo, started: early.Early | None, wait: bool
 ) -> Iterator[tuple[dict[str, str], dict[str, str]]]:
     """Two copies of the index (the scan's, and write-tree's): the early scan's when the
-    launcher started one, else new ones."""
+    launcher started one (`wait`: once its git commands are done), else new ones."""
     if started is not None:
         with started:
-            started.results()  # done with their copies before anyone else writes them
+            if wait:  # done with their copies before anyone else writes them
+                started.results()
             yield started.env, started.tree_env
         return
     index = repo.git_dir / "index"
@@ -318,24 +321,28 @@ def _fast_capture(
     env: dict[str, str],
     tree_env: dict[str, str],
     started: early.Early | None = None,
-) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str]] | None:
+) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str], Ahead | None] | None:
     """The common case: the scan (on `env`'s index), the index tree (`tree_env`'s copy:
-    write-tree writes its index), the marks and the includes' listing, side by side;
-    the first three from the early scan when it ran them without a failure."""
+    write-tree writes its index), the marks and the includes' listing, side by side
+    (the first three from the early scan when it ran them without a failure); then W's
+    graft beside the overlay's tree."""
     argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
-    outputs = started.results() if started is not None else None
+
+    def listing() -> list[str]:
+        return repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
+
+    outputs, seen = concurrently(started.results, listing) if started else (None, None)
     try:
-        if outputs is not None:
+        if outputs is not None and seen is not None:
             status, tree, marks = outputs
             scanned, index_tree, flagged = parse_status(status), tree.decode(), _marks(marks)
             index_tree = index_tree.strip()
-            seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
         else:
             scanned, index_tree, flagged, seen = concurrently(
                 lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
                 lambda: repo.git("write-tree", env=tree_env).decode().strip(),
                 lambda: _flagged(repo, tree_env),
-                lambda: repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else [],
+                listing,
             )
     except GitFailed as exc:
         if "unmerged" in exc.stderr or "merge" in exc.stderr:
@@ -345,10 +352,34 @@ def _fast_capture(
         return None
     intent_to_add = _intent_to_add(repo, tree_env, index_tree)
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
-    worktree_tree = graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed})
+    worktree_tree, ahead = concurrently(
+        lambda: graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
+        lambda: _overlay_ahead(repo, cfg, scanned.untracked, seen),
+    )
     if worktree_tree is None:
         return None
-    return _tracked(worktree_tree, index_tree, {}, intent_to_add), scanned, changed_stats, seen
+    tracked = _tracked(worktree_tree, index_tree, {}, intent_to_add)
+    return tracked, scanned, changed_stats, seen, ahead
+
+
+# The overlay hashed ahead of finish_snapshot: (its files, their stat data taken before
+# hashing, its tree, its bytes).
+Ahead = tuple[tuple[str, ...], dict[str, list[int] | None], str | None, int]
+
+
+def _overlay_ahead(
+    repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]
+) -> Ahead | None:
+    """finish_snapshot's overlay, hashed beside the graft; None where finish_snapshot
+    refuses (secret names under `block`), which it then does itself. Over the limits,
+    Refused as finish_snapshot would, before any file is hashed."""
+    candidates, _ = overlay_candidates(repo, cfg, untracked, seen)
+    files, secrets, _ = split_overlay(candidates, cfg)
+    if secrets and cfg.secrets_on_save == "block":
+        return None
+    stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
+    size = _check_overlay_limits(repo.root, files, cfg)
+    return tuple(files), stats, _overlay_tree(repo, files), size
 
 
 def _staged_capture(
@@ -408,13 +439,15 @@ def finish_snapshot(
     prior_overlay: tuple[dict[str, list[int] | None], str | None, int] | None = None,
     changed_stats: dict[str, list[int] | None] | None = None,
     kept_stamp_ns: int | None = None,
+    ahead: Ahead | None = None,
 ) -> Snapshot:
     """Add the overlay to a snapshot of the tracked files. `untracked`: a scan's list
     (else ls-files scans); `kept`: the temporary index to hand to quickstate, with the
     stat data of the tracked files W took from disk (`changed_stats`) and the date it
     keeps (`kept_stamp_ns`; default: the scan's);
     `prior_overlay`: the last save's overlay (stat data, tree, bytes), reused when the
-    same files are there with the same stat data."""
+    same files are there with the same stat data; `ahead`: the overlay hashed already
+    (_overlay_ahead), used when it holds the same files."""
     candidates, include_seen = overlay_candidates(repo, cfg, untracked, include_seen)
     files, secrets, nested = split_overlay(candidates, cfg)
     if secrets and cfg.secrets_on_save == "block":
@@ -423,17 +456,21 @@ def finish_snapshot(
             f"secret-looking untracked files: {', '.join(secrets[:5])}; "
             "move them, or list them under secrets.allow"
         )
-    stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
-    same = prior_overlay is not None and prior_overlay[0] == stats
-    if prior_overlay and same and before and quickstate.stats_trusted(stats, before.stamp_ns):
-        overlay_tree, overlay_bytes = prior_overlay[1], prior_overlay[2]
+    if ahead is not None and ahead[0] == tuple(files):
+        _, stats, overlay_tree, overlay_bytes = ahead
     else:
-        try:
-            overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
-        except Refused:
-            quickstate.discard_path(kept)
-            raise
-        overlay_tree = _overlay_tree(repo, files)
+        stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
+        same = prior_overlay is not None and prior_overlay[0] == stats
+        trusted = before is not None and quickstate.stats_trusted(stats, before.stamp_ns)
+        if prior_overlay and same and trusted:
+            overlay_tree, overlay_bytes = prior_overlay[1], prior_overlay[2]
+        else:
+            try:
+                overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+            except Refused:
+                quickstate.discard_path(kept)
+                raise
+            overlay_tree = _overlay_tree(repo, files)
     seed = None
     if kept is not None and before is not None and untracked is not None:
         seed = quickstate.Seed(
