@@ -360,8 +360,24 @@ def _tree_ids(repo: Repo, commits: list[str]) -> list[str]:
     return [_TREES[c] for c in commits]
 
 
+def _learn_last_save(repo: Repo, cp: Checkpoint) -> None:
+    """The trees of `cp`'s I and U from the state the last save kept (quickstate), when
+    `cp` is that save's checkpoint: the one a save compares with, found without git."""
+    saved = quickstate.load(repo)
+    trees = saved.get("trees") if saved is not None else None
+    if saved is None or saved.get("commit") != cp.commit or not isinstance(trees, dict):
+        return
+    index, overlay = trees.get("index"), trees.get("overlay")
+    if isinstance(index, str) and (overlay is None) == (cp.overlay_commit is None):
+        _TREES[cp.index_commit] = index
+        if cp.overlay_commit is not None and isinstance(overlay, str):
+            _TREES[cp.overlay_commit] = overlay
+
+
 def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
     """(index tree, overlay tree or None)."""
+    if cp.index_commit not in _TREES:
+        _learn_last_save(repo, cp)
     if cp.overlay_commit is None:
         return _tree_ids(repo, [cp.index_commit])[0], None
     index_tree, overlay_tree = _tree_ids(repo, [cp.index_commit, cp.overlay_commit])

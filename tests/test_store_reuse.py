@@ -89,3 +89,21 @@ def test_the_cache_forgets_dropped_checkpoints(repo: Repo) -> None:
     repo.cp("drop", "cp_001")
     repo.cp("status")  # lists the task's checkpoints again
     assert first not in json.loads(cache.read_text())
+
+
+def test_the_last_saves_trees_come_from_its_kept_state(repo: Repo) -> None:
+    """The I and U trees of the checkpoint a save compares with come from what the last
+    save kept for the quick auto-save (quickstate), not from git, when that state holds."""
+    import time
+
+    repo.write("notes.txt", "untracked\n")
+    repo.write("src/app.py", "print('one')\n")
+    time.sleep(1.1)  # older than a second: the kept state vouches for these files
+    repo.cp("save", "-m", "one")
+    assert (repo.path / ".git/checkpoint/quick/state.json").exists()
+    repo.write("src/app.py", "print('two')\n")
+    trace = repo.path.parent / "trace2.txt"
+    repo.cp("save", "-m", "two", env={"GIT_TRACE2": str(trace)})
+    assert "^{tree}" not in trace.read_text()
+    first, second = parents(repo, "cp_001"), parents(repo, "cp_002")
+    assert first[1:] == second[1:]  # still the same I and U commits
