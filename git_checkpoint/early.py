@@ -25,7 +25,7 @@ import os
 
 from . import quickstate
 from .gitfast import STATUS_ARGV, Spawned
-from .quicksave import Paths, find_repo
+from .quicksave import Paths, find_repo, head_commit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,19 +49,20 @@ class Early:
         self.env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         self.tree_env = {"GIT_INDEX_FILE": os.path.join(folder, "tree-index")}
         self.before: quickstate.Before | None = None
+        self.head: str | None = None  # HEAD's commit when the index was copied
         self.children: list[Spawned] = []
         self.outputs: tuple[bytes, bytes, bytes] | None = None
 
     def spawn(self) -> None:
-        """Copy the index and start the scan on it first, then the other two."""
+        """Note HEAD, copy the index twice (the second copy from the first: one index,
+        whatever git does to the real one meanwhile), then start the three."""
         self.before = quickstate.before_scan(self.repo, recording=True)
+        self.head = head_commit(self.repo, self.before.head_text)
         index = os.path.join(self.repo.git_dir, "index")
-        present = os.path.exists(index)
-        if present:
+        if os.path.exists(index):
             _copy(index, self.env["GIT_INDEX_FILE"])
+            _copy(self.env["GIT_INDEX_FILE"], self.tree_env["GIT_INDEX_FILE"])
         self.children.append(Spawned(list(STATUS_ARGV), self.repo.root, self.env))
-        if present:
-            _copy(index, self.tree_env["GIT_INDEX_FILE"])
         self.children.append(Spawned(["write-tree"], self.repo.root, self.tree_env))
         marks = os.path.join(self.folder, "marks")  # 6 MB at 100,000 files: no pipe
         self.children.append(Spawned(list(FLAGGED_ARGV), self.repo.root, self.tree_env, marks))
@@ -113,11 +114,12 @@ def start(argv: list[str]) -> None:
 def _start() -> Early | None:
     global _LOCK
     repo = find_repo(os.getcwd())
-    if repo is None or _journal(repo):
+    if repo is None or not _ours(repo) or _journal(repo):
         return None
     state = os.path.join(repo.common_dir, "checkpoint")
-    os.makedirs(state, exist_ok=True)
-    path = os.path.join(state, LOCK)
+    if not os.path.isdir(state):
+        os.mkdir(state)  # its parents are git's: never made here (a race: no early scan)
+    path = os.path.realpath(os.path.join(state, LOCK))
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -169,6 +171,23 @@ def discard() -> None:
     if _LOCK is not None:
         os.close(_LOCK[1])
         _LOCK = None
+
+
+def _ours(repo: Paths) -> bool:
+    """A repository git itself would take, before anything is written into it: a git
+    dir with HEAD, objects and refs (as git's is_git_directory checks), and a work tree
+    and git dir owned by us (else git refuses them as of dubious ownership)."""
+    uid = os.geteuid()
+    try:
+        return (
+            os.path.isfile(os.path.join(repo.git_dir, "HEAD"))
+            and os.path.isdir(os.path.join(repo.common_dir, "objects"))
+            and os.path.isdir(os.path.join(repo.common_dir, "refs"))
+            and os.stat(repo.root).st_uid == uid
+            and os.stat(repo.git_dir).st_uid == uid
+        )
+    except OSError:
+        return False
 
 
 def _journal(repo: Paths) -> bool:

@@ -135,7 +135,7 @@ def find_repo(cwd: str) -> Paths | None:
     while True:
         dot = os.path.join(top, ".git")
         if os.path.isdir(dot):
-            git_dir = dot
+            git_dir = os.path.realpath(dot)  # a linked .git: its real path, as git gives
             break
         if os.path.isfile(dot):
             try:
@@ -227,7 +227,7 @@ def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before
         return False
     if now.config_file != saved["config_file"]:
         return False
-    head = _head_commit(repo, now.head_text)
+    head = head_commit(repo, now.head_text)
     if head is None or head != saved["trees"].get("base"):
         return False
     if quickstate.refs_seen(repo, saved["task"]) != saved["refs"]:
@@ -236,7 +236,7 @@ def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before
     return bool(saved["refs"]["loose"].get(ref_name) == saved["commit"])
 
 
-def _head_commit(repo: Paths, head_text: str) -> str | None:
+def head_commit(repo: Paths, head_text: str) -> str | None:
     """HEAD's commit from files alone (gitio.Repo.read_ref_file); None when that would
     take git (then: not quick)."""
     text = head_text.strip()

@@ -261,11 +261,14 @@ def capture_workspace(
     `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
     """
     started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
+    base, branch = repo.head()
+    if started is not None and (started.before is None or started.head != base):
+        started.close()  # HEAD moved since the index was copied: its base is unknown
+        started = None
     if started is not None and started.before is not None:
         before = started.before if keep else None
     else:
         before = quickstate.before_scan(repo, recording=True) if keep else None
-    base, branch = repo.head()
     sparse = _sparse_option(repo)
     kept: str | None = None
     ahead: Ahead | None = None
