@@ -324,7 +324,7 @@ def write_checkpoint(
     objects less per checkpoint is time and space saved."""
     base_parents = [snapshot.base] if snapshot.base else []
     same_base = previous is not None and previous.problem is None and previous.base == snapshot.base
-    before = trees_of(repo, previous) if previous is not None and same_base else None
+    before = save_trees_of(repo, previous) if previous is not None and same_base else None
     if previous is not None and before is not None and before[0] == snapshot.index_tree:
         index_commit = previous.index_commit
     else:
@@ -360,24 +360,23 @@ def _tree_ids(repo: Repo, commits: list[str]) -> list[str]:
     return [_TREES[c] for c in commits]
 
 
-def _learn_last_save(repo: Repo, cp: Checkpoint) -> None:
-    """The trees of `cp`'s I and U from the state the last save kept (quickstate), when
-    `cp` is that save's checkpoint: the one a save compares with, found without git."""
+def save_trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
+    """trees_of, for a save comparing with the task's latest checkpoint: from the state
+    the last save kept (quickstate) when `cp` is that save's, else from git. Only a save
+    takes them from there (which I and U to reuse, what to scan for secrets): a restore
+    writes what git says the checkpoint holds."""
     saved = quickstate.load(repo)
     trees = saved.get("trees") if saved is not None else None
-    if saved is None or saved.get("commit") != cp.commit or not isinstance(trees, dict):
-        return
-    index, overlay = trees.get("index"), trees.get("overlay")
-    if isinstance(index, str) and (overlay is None) == (cp.overlay_commit is None):
-        _TREES[cp.index_commit] = index
-        if cp.overlay_commit is not None and isinstance(overlay, str):
-            _TREES[cp.overlay_commit] = overlay
+    if saved is not None and saved.get("commit") == cp.commit and isinstance(trees, dict):
+        index, overlay = trees.get("index"), trees.get("overlay")
+        same_shape = (cp.overlay_commit is None) == (overlay is None)
+        if isinstance(index, str) and same_shape and (overlay is None or isinstance(overlay, str)):
+            return index, overlay
+    return trees_of(repo, cp)
 
 
 def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
     """(index tree, overlay tree or None)."""
-    if cp.index_commit not in _TREES:
-        _learn_last_save(repo, cp)
     if cp.overlay_commit is None:
         return _tree_ids(repo, [cp.index_commit])[0], None
     index_tree, overlay_tree = _tree_ids(repo, [cp.index_commit, cp.overlay_commit])

@@ -96,6 +96,7 @@ def test_the_last_saves_trees_come_from_its_kept_state(repo: Repo) -> None:
     save kept for the quick auto-save (quickstate), not from git, when that state holds."""
     import time
 
+    repo.write(".checkpoint.yaml", "secrets: {on_save: ignore}\n")  # its scan asks git
     repo.write("notes.txt", "untracked\n")
     repo.write("src/app.py", "print('one')\n")
     time.sleep(1.1)  # older than a second: the kept state vouches for these files
