@@ -3,6 +3,8 @@
 `tests/fault_git/git` stands first on PATH and SIGKILLs its parent, the git-checkpoint
 process, at call N: in mode "before" instead of running that call, in mode "after" once it
 has run. Only git-checkpoint's own calls go through it; the test's calls use the real git.
+The early scan's three git children (early.py) are among them: the fork server starts it
+for each run as the installed launcher does.
 
 Each scenario prepares a template repository once and runs the operation on a copy to
 count its git calls T. B is the state the operation starts from, A the one it must reach:
@@ -42,6 +44,7 @@ verdict as a JSON line. The verdicts print as a table (pytest -rA or -s shows it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -49,6 +52,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,9 +163,29 @@ class Runner:
             code, used = int(reply.split()[0]), float(reply.split()[1])
             self.cpu, self.server_cpu = self.cpu + used - self.server_cpu, used
             out, err = out_file.read_text(errors="replace"), err_file.read_text(errors="replace")
+        if code == -9:
+            wait_for_orphans(path)
         calls = log.read_text().splitlines() if log.exists() else []
         fs = fs_log.read_text().splitlines() if fs_log.exists() else []
         return Run(code, out, err, calls, fs)
+
+
+def wait_for_orphans(path: Path, limit: float = 10.0) -> None:
+    """A killed git-checkpoint's git children live on (the early scan's write-tree, say):
+    they only write objects and their own scratch copies, but the next look at the repo
+    (and removing it) waits for them, found by their working folder."""
+    deadline = time.monotonic() + limit
+    where = str(path)
+    while time.monotonic() < deadline:
+        busy = False
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    cwd = os.readlink(f"/proc/{entry.name}/cwd")
+                    busy = busy or cwd == where or cwd.startswith(where + "/")
+        if not busy:
+            return
+        time.sleep(0.01)
 
 
 @pytest.fixture

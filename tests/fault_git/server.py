@@ -15,6 +15,7 @@ import resource
 import signal
 import sys
 
+from git_checkpoint import early
 from git_checkpoint.cli import main
 
 # What the product imports on first use: paid once here. A module that does not import
@@ -96,6 +97,7 @@ def child(request: dict) -> None:
     if os.environ.get("FI_FS_LOG"):
         watch_fs(int(os.environ.get("FI_FS_KILL_AT") or 0), os.environ["FI_FS_LOG"])
     code = 0
+    early.start(request["argv"])  # as launch.main does: the early scan is killed too
     try:
         main(request["argv"])
     except SystemExit as exc:
@@ -105,6 +107,7 @@ def child(request: dict) -> None:
 
         traceback.print_exc()
         code = 1
+    early.discard()  # as cli.exit_now does
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
