@@ -24,7 +24,7 @@ import fcntl
 import os
 
 from . import quickstate
-from .gitfast import STATUS_ARGV, Spawned
+from .gitfast import STATUS_ARGV, Spawned, link_or_copy
 from .quicksave import Paths, find_repo, head_commit
 
 TYPE_CHECKING = False
@@ -55,13 +55,14 @@ class Early:
 
     def spawn(self) -> None:
         """Note HEAD, copy the index twice (the second copy from the first: one index,
-        whatever git does to the real one meanwhile), then start the three."""
+        whatever git does to the real one meanwhile; gitfast.link_or_copy), then start
+        the three."""
         self.before = quickstate.before_scan(self.repo, recording=True)
         self.head = head_commit(self.repo, self.before.head_text)
         index = os.path.join(self.repo.git_dir, "index")
         if os.path.exists(index):
-            _copy(index, self.env["GIT_INDEX_FILE"])
-            _copy(self.env["GIT_INDEX_FILE"], self.tree_env["GIT_INDEX_FILE"])
+            link_or_copy(index, self.env["GIT_INDEX_FILE"])
+            link_or_copy(self.env["GIT_INDEX_FILE"], self.tree_env["GIT_INDEX_FILE"])
         self.children.append(Spawned(list(STATUS_ARGV), self.repo.root, self.env))
         self.children.append(Spawned(["write-tree"], self.repo.root, self.tree_env))
         marks = os.path.join(self.folder, "marks")  # 6 MB at 100,000 files: no pipe
@@ -216,23 +217,3 @@ def _remove_folder(folder: str) -> None:
         os.rmdir(folder)
     except OSError:
         pass
-
-
-def _copy(source: str, target: str) -> None:
-    """Copy a file, keeping its mtime (a fresh one would hide racily-clean edits)."""
-    src = os.open(source, os.O_RDONLY)
-    try:
-        st = os.fstat(src)
-        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            done = 0
-            while done < st.st_size:
-                sent = os.sendfile(dst, src, done, st.st_size - done)
-                if sent == 0:
-                    break
-                done += sent
-        finally:
-            os.close(dst)
-    finally:
-        os.close(src)
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -127,3 +127,34 @@ def parse_status(
         elif kind == "?":
             untracked.append(rec[2:])
     return changed, deleted, untracked, unmerged, modes
+
+
+def link_or_copy(source: str, target: str) -> None:
+    """A scratch copy of an index: a hard link where the file system has them, else a
+    copy with the mtime kept (a fresh one would hide racily-clean edits).
+
+    A link is the same file for free (no 12 MB to copy at 100,000 files, none to free
+    after): git never writes an index in place, it writes `index.lock` and renames it
+    over, so whatever git does to either name leaves the other as it was.
+    """
+    try:
+        os.link(source, target)
+        return
+    except OSError:
+        pass
+    src = os.open(source, os.O_RDONLY)
+    try:
+        st = os.fstat(src)
+        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            done = 0
+            while done < st.st_size:
+                sent = os.sendfile(dst, src, done, st.st_size - done)
+                if sent == 0:
+                    break
+                done += sent
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))

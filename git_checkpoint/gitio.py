@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import GitFailed, UsageError
-from .gitfast import CONFIG_ARGV
+from .gitfast import CONFIG_ARGV, link_or_copy
 
 if TYPE_CHECKING:
     import pygit2
@@ -255,8 +255,9 @@ class Repo:
 
     @contextlib.contextmanager
     def temp_index(self, seed: Path | None = None) -> Iterator[dict[str, str]]:
-        """A scratch index in the git dir (a copy of `seed`, mtime kept, or empty); yields
-        the environment that points git at it. The user's index is never written.
+        """A scratch index in the git dir (`seed` linked or copied, gitfast.link_or_copy;
+        or empty); yields the environment that points git at it. The user's index is
+        never written.
         (A folder of its own, for git's `index.lock` beside it; no tempfile or shutil
         import: the hook's save path makes one for every save.)
         """
@@ -264,10 +265,7 @@ class Repo:
         try:
             index = folder / "index"
             if seed is not None and seed.exists():
-                import shutil  # here: only a full save copies an index
-
-                # copy2 keeps the mtime: a fresh one would hide racily-clean edits.
-                shutil.copy2(seed, index)
+                link_or_copy(str(seed), str(index))
             yield {"GIT_INDEX_FILE": str(index)}
         finally:
             _remove_folder(folder)

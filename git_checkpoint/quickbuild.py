@@ -13,6 +13,7 @@ import os
 
 from . import quickstate
 from .config import Config
+from .gitfast import link_or_copy
 from .gitio import Repo
 from .graft import GITLINK, graft
 from .quicksave import Found
@@ -40,12 +41,7 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
     if worktree_tree is None:
         return None
     kept = quickstate.keep_path(repo)
-    try:  # the same index serves the next check: a second name, same file, same date
-        os.link(index, kept)
-    except OSError:
-        import shutil
-
-        shutil.copy2(index, kept)
+    link_or_copy(index, kept)  # the same index serves the next check: a second name
     head = found.before.head_text.strip()
     branch = head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
     tracked = Snapshot(

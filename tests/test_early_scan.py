@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,4 +146,21 @@ def test_git_dir_in_the_environment_means_no_early_scan(repo: Repo, tmp_path: Pa
     }
     subprocess.run(["git", "checkpoint", "save"], cwd=tmp_path, env=env, check=True)
     assert f"-C {repo.path} status" not in trace.read_text()
+    assert "src/app.py" in repo.git("show", "--stat", "refs/checkpoints/main/cp_001")
+
+
+@pytest.mark.parametrize("launcher", [True, False])
+def test_the_users_index_is_never_written_through_its_link(repo: Repo, launcher: bool) -> None:
+    """The scratch indexes are hard links to the user's index (gitfast.link_or_copy):
+    git refreshing one writes a new file and renames it over the link, never into the
+    shared file."""
+    repo.write("src/app.py", "print('edited')\n")
+    os.utime(repo.path / "README.md", ns=(1, 10**18))  # stat-dirty: status refreshes it
+    index = repo.path / ".git/index"
+    before = index.read_bytes(), index.stat().st_ino, index.stat().st_mtime_ns
+    if launcher:
+        repo.cp("save")
+    else:  # the plain path: no early scan, gitio.temp_index links the same way
+        subprocess.run([sys.executable, "-m", "git_checkpoint", "save"], cwd=repo.path, check=True)
+    assert (index.read_bytes(), index.stat().st_ino, index.stat().st_mtime_ns) == before
     assert "src/app.py" in repo.git("show", "--stat", "refs/checkpoints/main/cp_001")
