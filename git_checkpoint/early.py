@@ -108,7 +108,7 @@ def start(argv: list[str]) -> None:
         return
     try:
         _STARTED = _start()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a path with a NUL in it
         discard()
 
 
@@ -133,7 +133,7 @@ def _start() -> Early | None:
     early = Early(repo, _private_folder(repo.git_dir))
     try:
         early.spawn()
-    except OSError:
+    except (OSError, ValueError):
         early.close()
         return None
     return early

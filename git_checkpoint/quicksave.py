@@ -143,8 +143,8 @@ def find_repo(cwd: str) -> Paths | None:
                     line = fh.readline().strip()
             except (OSError, ValueError):
                 return None
-            if not line.startswith("gitdir: "):
-                return None
+            if not line.startswith("gitdir: ") or "\0" in line:
+                return None  # (a NUL: no path git could have written; ask git)
             git_dir = os.path.realpath(os.path.join(top, line[len("gitdir: ") :]))
             break
         parent = os.path.dirname(top)
@@ -240,8 +240,8 @@ def head_commit(repo: Paths, head_text: str) -> str | None:
     """HEAD's commit from files alone (gitio.Repo.read_ref_file); None when that would
     take git (then: not quick)."""
     text = head_text.strip()
-    if not text.startswith("ref: refs/heads/"):
-        return text if _is_oid(text) else None
+    if not text.startswith("ref: refs/heads/") or "\0" in text:
+        return text if _is_oid(text) else None  # (a NUL: git reads it otherwise; ask git)
     ref = text[5:]
     try:
         with open(os.path.join(repo.common_dir, ref), "rb") as fh:

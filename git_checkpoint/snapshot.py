@@ -115,7 +115,7 @@ def _check_overlay_limits(root: Path, files: list[str], cfg: Config) -> int:
     for path in files:
         try:
             st = os.lstat(root / path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # gone since the scan
             continue
         size = st.st_size if stat.S_ISREG(st.st_mode) else 0
         total += size
@@ -506,5 +506,8 @@ def _overlay_tree(repo: Repo, files: list[str]) -> str | None:
     if not files:
         return None
     with repo.temp_index() as env:
-        repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(files), env=env)
+        # --remove: a file gone since the scan (a build's temporary file) is left out,
+        # not a failed save; U holds what was there to hash.
+        argv = ("update-index", "--add", "--remove", "-z", "--stdin")
+        repo.git(*argv, stdin=nul_list(files), env=env)
         return repo.git("write-tree", env=env).decode().strip()
