@@ -353,7 +353,9 @@ def test_no_space_left_during_save_is_one_line_exit_4(full_disk: Path) -> None:
     before = state(repo)
     refs = repo.git("for-each-ref", "refs/checkpoints/")
     line = _one_line_error(repo.cp("save", "-m", "two", expect=4))
-    assert "No space left on device" in line
+    # Ours (an OSError) or git's own words, as whichever write meets the full disk first
+    # (the scratch index is a link now: the first write is git's, refreshing it).
+    assert "No space left on device" in line or "Out of diskspace" in line, line
     assert state(repo) == before
     assert repo.git("for-each-ref", "refs/checkpoints/") == refs
 
