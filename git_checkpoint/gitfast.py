@@ -30,7 +30,7 @@ CONFIG_ARGV = (
     "config",
     "-z",
     "--get-regexp",
-    r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$)",
+    r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$)",
 )
 
 

@@ -342,7 +342,8 @@ class Repo:
 
     @cached_property
     def _config(self) -> list[tuple[str, str]]:
-        """Our `checkpoint.*` keys, the origin URL and core.ignoreCase, read once."""
+        """Our `checkpoint.*` keys, the origin URL, core.ignoreCase and core.autocrlf,
+        read once."""
         proc = run_git(["config", "-z", "--get-regexp", CONFIG_PATTERN], self.root, check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
@@ -364,6 +365,11 @@ class Repo:
     def config_pairs(self) -> list[tuple[str, str]]:
         """Every pair `_config` read (CONFIG_PATTERN), as read."""
         return list(self._config)
+
+    def autocrlf(self) -> str:
+        """core.autocrlf as `git config --get` gives it, lowercased; "" when unset."""
+        values = [v for k, v in self._config if k == "core.autocrlf"]
+        return values[-1].strip().lower() if values else ""
 
     def ignore_case(self) -> bool:
         values = [v.lower() for k, v in self._config if k == "core.ignorecase"]

@@ -139,11 +139,7 @@ def _converted(repo: Repo, writes: list[Write], env: dict[str, str]) -> bool:
     only these entries, then the work tree). A rule file among them: assume so."""
     if any(w.path.rpartition("/")[2] == ".gitattributes" for w in writes):
         return True
-    try:
-        autocrlf = repo.git("config", "--get", "core.autocrlf").decode().strip().lower()
-    except GitFailed:
-        autocrlf = ""  # unset
-    if autocrlf not in ("", "false", "input", "no", "off", "0"):
+    if repo.autocrlf() not in ("", "false", "input", "no", "off", "0"):
         return True
     stdin = nul_list(w.path for w in writes)
     out = repo.git("check-attr", "-z", "--stdin", *CONVERTING, stdin=stdin, env=env)

@@ -101,8 +101,10 @@ def restore_to(
     keep_head: bool = False,
     kind: str = "restore",
     pending: Journal | None = None,
+    listed: list[Checkpoint] | None = None,
 ) -> RestoreReport:
     """Take a safety checkpoint, then make the managed set equal to `target`.
+    `listed`: the task's checkpoints, listed under the lock this restore holds.
 
     `pending`: an interrupted restore this one replaces (undo goes back over it).
     """
@@ -130,7 +132,8 @@ def restore_to(
             # The journal names the way back before its ref exists: undo works from here.
             write_journal(repo, replace(started, safety=commit, safety_name=name))
 
-        safety = _safety(repo, config, task, current, f"before {kind} of {target.name}", record)
+        message = f"before {kind} of {target.name}"
+        safety = _safety(repo, config, task, current, message, record, listed)
         started = replace(started, safety=safety.commit, safety_name=safety.name)
         outcome = _carry_out(repo, config, started, plan, stage, target, current, pending)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
@@ -190,6 +193,7 @@ def _safety(
     current: Snapshot,
     message: str,
     before_ref: Callable[[str, str], None],
+    listed: list[Checkpoint] | None = None,
 ) -> Checkpoint:
     return save_checkpoint(
         repo,
@@ -200,6 +204,7 @@ def _safety(
         dedupe=False,
         snapshot=current,
         before_ref=before_ref,
+        existing=listed,
     ).checkpoint
 
 

@@ -255,11 +255,14 @@ def _trusted(cp: Checkpoint) -> Checkpoint:
     return cp
 
 
-def resolve(repo: Repo, name: str, task: str) -> Checkpoint:
-    """A checkpoint by any of the names design.md §7 allows."""
+def resolve(
+    repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = None
+) -> Checkpoint:
+    """A checkpoint by any of the names design.md §7 allows. `listed`: the task's
+    checkpoints, when the caller has listed them already."""
     at = re.fullmatch(r"@(?:~(\d+))?", name)
     if at or _ID.match(name):  # task-local names: read only the task's refs
-        mine = task_checkpoints(repo, task)
+        mine = task_checkpoints(repo, task) if listed is None else listed
         if at:
             back = int(at.group(1) or 0)
             normal = [c for c in mine if not c.is_safety]

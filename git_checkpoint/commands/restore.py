@@ -6,7 +6,7 @@ from .. import state
 from ..context import Context
 from ..recovery import continue_restore, restore_to
 from ..restore_report import RestoreReport
-from ..store import resolve
+from ..store import resolve, task_checkpoints
 
 
 def run(
@@ -24,7 +24,8 @@ def run(
         if resume:
             report = continue_restore(repo, ctx.config, task)
         else:
-            target = resolve(repo, name or "@", task)
+            listed = task_checkpoints(repo, task)  # once, for the name and the safety save
+            target = resolve(repo, name or "@", task, listed)
             report = restore_to(
                 repo,
                 ctx.config,
@@ -33,6 +34,7 @@ def run(
                 dry_run=dry_run,
                 move_head=move_head,
                 keep_head=keep_head,
+                listed=listed,
             )
         if not report.dry_run:
             state.log_event(
