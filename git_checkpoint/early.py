@@ -4,15 +4,16 @@ Python takes 50 to 80 ms to import click, PyYAML and the save path. The work-tre
 depends on none of it: `git status` against a copy of the index, `write-tree` of a
 second copy and `ls-files -v` (snapshot._fast_capture's three commands; 33 ms at 10,000
 files, 260 ms at 100,000). So the installed command (launch.py) takes the repository's
-checkpoint lock first, then copies the index and starts those three, and only then
-imports the rest; `take` hands their output to the save path, which would otherwise run
-them itself.
+checkpoint lock first, notes HEAD's commit, links (or copies) the index twice and starts
+those three, and only then imports the rest; `take` hands their output to the save
+path, which would otherwise run them itself.
 
 The lock is what makes the early scan the scan of record: no other git-checkpoint can
-change the workspace between it and the save. Whatever is unusual starts nothing (GIT_*
-variables that move the repository, the lock held elsewhere, an interrupted restore,
-help asked), and whatever fails (a git that exits nonzero: an unmerged index) leaves the
-save path to run the commands itself, which reports it.
+change the workspace between it and the save; a HEAD that moved all the same (a commit
+by hand) drops it. Whatever is unusual starts nothing (GIT_* variables that move the
+repository, a git dir git would not take or that is not ours, the lock held elsewhere,
+an interrupted restore, help asked), and whatever fails (a git that exits nonzero: an
+unmerged index) leaves the save path to run the commands itself, which reports it.
 
 This module imports os, fcntl and three small modules of ours (no json, re or
 contextlib: 6 ms): it runs before anything.
