@@ -255,9 +255,7 @@ def _trusted(cp: Checkpoint) -> Checkpoint:
     return cp
 
 
-def resolve(
-    repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = None
-) -> Checkpoint:
+def resolve(repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = None) -> Checkpoint:
     """A checkpoint by any of the names design.md §7 allows. `listed`: the task's
     checkpoints, when the caller has listed them already."""
     at = re.fullmatch(r"@(?:~(\d+))?", name)
