@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .config import Config, load_config
 from .errors import CheckpointError
+from .gitfast import SCRATCH_PREFIX
 from .gitio import Repo, run_git
 from .restore import read_journal
 
@@ -185,7 +186,7 @@ def check_leftovers(repo: Repo) -> list[Check]:
         scratch = [
             str(p)
             for git_dir in _worktree_git_dirs(repo)
-            for p in sorted(git_dir.glob("checkpoint-*"))
+            for p in sorted(git_dir.glob(f"{SCRATCH_PREFIX}*"))
             if p.is_dir() and p.stat().st_mtime < cutoff
         ]
         if scratch:

@@ -25,7 +25,14 @@ import fcntl
 import os
 
 from . import quickstate
-from .gitfast import STATUS_ARGV, Spawned, link_or_copy
+from .gitfast import (
+    FLAGGED_ARGV,
+    STATUS_ARGV,
+    Spawned,
+    link_or_copy,
+    private_folder,
+    remove_folder,
+)
 from .quicksave import Paths, find_repo, head_commit
 
 TYPE_CHECKING = False
@@ -34,7 +41,6 @@ if TYPE_CHECKING:
 
 COMMANDS = ("save", "restore", "undo")
 _NOT_NOW = ("-h", "--help", "--continue")  # help, or a journal to finish first
-FLAGGED_ARGV = ("ls-files", "-v", "-z")  # snapshot._flagged parses its output
 LOCK = "lock"  # under <common dir>/checkpoint/, as state.locked takes it
 
 
@@ -94,7 +100,7 @@ class Early:
         for child in self.children:
             child.result()
         self.children = []
-        _remove_folder(self.folder)
+        remove_folder(self.folder)
 
 
 _STARTED: Early | None = None
@@ -116,7 +122,7 @@ def start(argv: list[str]) -> None:
 def _start() -> Early | None:
     global _LOCK
     repo = find_repo(os.getcwd())
-    if repo is None or not _ours(repo) or _journal(repo):
+    if repo is None or not _ours(repo) or quickstate.journal_pending(repo):
         return None
     state = os.path.join(repo.common_dir, "checkpoint")
     if not os.path.isdir(state):
@@ -129,9 +135,9 @@ def _start() -> Early | None:
         os.close(fd)
         return None
     _LOCK = path, fd
-    if _journal(repo):  # an interrupted restore: the save path decides what to do
+    if quickstate.journal_pending(repo):  # an interrupted restore: the save path decides
         return None
-    early = Early(repo, _private_folder(repo.git_dir))
+    early = Early(repo, private_folder(repo.git_dir))
     try:
         early.spawn()
     except (OSError, ValueError):
@@ -190,31 +196,3 @@ def _ours(repo: Paths) -> bool:
         )
     except OSError:
         return False
-
-
-def _journal(repo: Paths) -> bool:
-    return os.path.exists(os.path.join(repo.git_dir, "checkpoint", "restore-journal.json"))
-
-
-def _private_folder(git_dir: str) -> str:
-    """gitio._private_folder's naming (doctor.py finds what a crash leaves)."""
-    while True:
-        folder = os.path.join(git_dir, f"checkpoint-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(folder, 0o700)
-            return folder
-        except FileExistsError:
-            continue
-
-
-def _remove_folder(folder: str) -> None:
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return
-    for name in names:  # the indexes, their locks, the marks: nothing else is made here
-        quickstate.discard_path(os.path.join(folder, name))
-    try:  # noqa: SIM105 (contextlib costs this module 3 ms, before git starts)
-        os.rmdir(folder)
-    except OSError:
-        pass

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import os
 
-# The same list as gitio._REPO_ENV: variables that would point git at another repository.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# Variables that would make a git child act on another repository than ours.
 REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 # One scan of the work tree against an index (scan.py). --ignore-submodules=dirty: a
@@ -25,6 +29,8 @@ STATUS_ARGV = (
     "--no-renames",
     "--ignore-submodules=dirty",
 )
+# The index's marks (assume-unchanged, skip-worktree): snapshot._marks parses the output.
+FLAGGED_ARGV = ("ls-files", "-v", "-z")
 # The git config a save reads (gitio.CONFIG_PATTERN), compared as read.
 CONFIG_ARGV = (
     "config",
@@ -43,8 +49,6 @@ class Spawned:
     def __init__(
         self, argv: list[str], cwd: str, env: dict[str, str] | None = None, out: str = ""
     ) -> None:
-        child_env = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
-        child_env.update(env or {})
         self.to_file = bool(out)
         if out:
             read_end = os.open(out, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -56,7 +60,7 @@ class Spawned:
             self.pid = os.posix_spawnp(
                 "git",
                 ["git", "-C", cwd, *argv],
-                child_env,
+                child_env(env),
                 file_actions=[
                     (os.POSIX_SPAWN_DUP2, null, 0),
                     (os.POSIX_SPAWN_DUP2, write_end, 1),
@@ -127,6 +131,59 @@ def parse_status(
         elif kind == "?":
             untracked.append(rec[2:])
     return changed, deleted, untracked, unmerged, modes
+
+
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Our environment less what would point git at another repository, plus `env`."""
+    full = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
+    full.update(env or {})
+    return full
+
+
+# --- scratch folders in the git dir (gitio.Repo.temp_index, early.py) -----------------------
+
+
+SCRATCH_PREFIX = "checkpoint-"  # <git dir>/checkpoint-XXXXXXXXXXXX/
+
+
+def private_folder(parent: str, prefix: str = SCRATCH_PREFIX) -> str:
+    """A new folder of ours under `parent`, readable by us alone (as mkdtemp makes);
+    doctor.py finds what a crash leaves by the prefix."""
+    while True:
+        folder = os.path.join(parent, f"{prefix}{os.urandom(6).hex()}")
+        try:
+            os.mkdir(folder, 0o700)
+            return folder
+        except FileExistsError:
+            continue
+
+
+def empty_folder(folder: str | os.PathLike[str]) -> bool:
+    """Remove everything in `folder` (never following a link); False when it is missing."""
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return False
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            import shutil  # a folder inside: not what git leaves, seldom needed
+
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:  # noqa: SIM105 (contextlib costs the early scan 3 ms, before git starts)
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                pass
+    return True
+
+
+def remove_folder(folder: str | os.PathLike[str]) -> None:
+    """Remove what git left in a scratch folder (indexes, their locks), then the folder."""
+    if empty_folder(folder):
+        try:  # noqa: SIM105 (as above)
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 def link_or_copy(source: str, target: str) -> None:

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import GitFailed, UsageError
-from .gitfast import CONFIG_ARGV, link_or_copy
+from .gitfast import (
+    CONFIG_ARGV,
+    child_env,
+    link_or_copy,
+    private_folder,
+    remove_folder,
+)
 
 if TYPE_CHECKING:
     import pygit2
@@ -32,20 +38,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 # the hook's quick check reads the same (gitfast.CONFIG_ARGV).
 CONFIG_PATTERN = CONFIG_ARGV[3]
 
-# Environment variables that would make a git child act on another repository than ours.
-_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
-
-
 # File descriptors git children inherit: the checkpoint lock, so that a git process still
 # writing after we were killed (-9) keeps the lock until it is done.
 INHERITED_FDS: list[int] = []
-
-
-def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Our environment less what would point git at another repository, plus `env`."""
-    full = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-    full.update(env or {})
-    return full
 
 
 def run_git(
@@ -137,41 +132,6 @@ def concurrently(*calls: Callable[[], Any]) -> list[Any]:
     return results
 
 
-def _private_folder(parent: Path, prefix: str) -> Path:
-    """A new folder of ours under `parent`, readable by us alone (as mkdtemp makes)."""
-    while True:
-        folder = parent / f"{prefix}{os.urandom(6).hex()}"
-        try:
-            folder.mkdir(mode=0o700)
-            return folder
-        except FileExistsError:
-            continue
-
-
-def empty_folder(folder: Path) -> bool:
-    """Remove everything in `folder` (never following a link); False when it is missing."""
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return False
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            import shutil  # a folder inside: not what git leaves, seldom needed
-
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
-    return True
-
-
-def _remove_folder(folder: Path) -> None:
-    """Remove what git left in a scratch folder (an index, its lock), then the folder."""
-    if empty_folder(folder):
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
-
-
 def nul_list(paths: Iterable[str]) -> bytes:
     """Paths as `-z --stdin` wants them."""
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
@@ -261,14 +221,14 @@ class Repo:
         (A folder of its own, for git's `index.lock` beside it; no tempfile or shutil
         import: the hook's save path makes one for every save.)
         """
-        folder = _private_folder(self.git_dir, "checkpoint-")
+        folder = private_folder(str(self.git_dir))
         try:
-            index = folder / "index"
+            index = os.path.join(folder, "index")
             if seed is not None and seed.exists():
-                link_or_copy(str(seed), str(index))
-            yield {"GIT_INDEX_FILE": str(index)}
+                link_or_copy(str(seed), index)
+            yield {"GIT_INDEX_FILE": index}
         finally:
-            _remove_folder(folder)
+            remove_folder(folder)
 
     def state_dir(self) -> Path:
         """Our local, unshared state: shared by all linked worktrees of the repository."""

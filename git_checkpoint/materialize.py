@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import GitFailed, Refused
-from .gitio import ZERO_OID, Repo, empty_folder, nul_list
+from .gitfast import empty_folder
+from .gitio import ZERO_OID, Repo, nul_list
 from .objects import Blob, stream_blobs
 from .restore import SYMLINK, Entry, Plan, TreeView, Write, disk_holds, raw_match
 from .snapshot import MARK_OPTIONS

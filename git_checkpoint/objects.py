@@ -172,7 +172,7 @@ def stream_blobs(root: Path, oids: list[str], sink: Callable[[int, Iterator[byte
     it arrives (never whole in memory); GitFailed when one is missing or no blob."""
     import tempfile  # here: graft imports this module on the hook's save path
 
-    from .gitio import child_env
+    from .gitfast import child_env
 
     with tempfile.TemporaryFile() as feed:  # stdin from a file: no pipe to deadlock on
         feed.write("".join(f"{oid}\n" for oid in oids).encode())

@@ -139,6 +139,12 @@ class Before:
         self.stamp_ns = stamp_ns
 
 
+def journal_pending(repo: RepoPaths) -> bool:
+    """A restore journal in this worktree (journal.py): a restore is running or was
+    interrupted."""
+    return os.path.exists(os.path.join(repo.git_dir, "checkpoint", "restore-journal.json"))
+
+
 def before_scan(repo: RepoPaths, recording: bool) -> Before:
     try:
         with open(os.path.join(repo.git_dir, "HEAD"), "rb") as fh:
@@ -149,7 +155,7 @@ def before_scan(repo: RepoPaths, recording: bool) -> Before:
         head_text=head_text,
         index=index_tail(os.path.join(repo.git_dir, "index")),
         config_file=file_digest(os.path.join(repo.root, CONFIG_FILE), recording),
-        journal=os.path.exists(os.path.join(repo.git_dir, "checkpoint", "restore-journal.json")),
+        journal=journal_pending(repo),
         stamp_ns=time.time_ns(),
     )
 

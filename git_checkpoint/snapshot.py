@@ -20,6 +20,7 @@ from pathlib import Path
 from . import early, quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
+from .gitfast import FLAGGED_ARGV
 from .gitio import Repo, concurrently, git_refuses_path, nul_list
 from .graft import GITLINK, graft
 from .quickstate import include_argv
@@ -185,7 +186,7 @@ MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
 def _flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
     """Index entries marked assume-unchanged or skip-worktree: path -> marks ("h", "S"
     or both). Neither `status` nor `add -u` looks at their files."""
-    return _marks(repo.git(*early.FLAGGED_ARGV, env=env))
+    return _marks(repo.git(*FLAGGED_ARGV, env=env))
 
 
 def _marks(out: bytes) -> dict[str, str]:
