@@ -52,17 +52,17 @@ exec "$EA_REAL" "$@"
 # --- helpers ------------------------------------------------------------------------------
 
 
-def edit_after_scan_env(tmp_path: Path, edit: str) -> dict[str, str]:
-    folder = tmp_path / "edit-git"
+def git_wrapper_env(folder: Path, script: str, **variables: str) -> dict[str, str]:
+    """`script` installed as `git` in `folder`, first on PATH, with `variables`."""
     folder.mkdir(exist_ok=True)
-    script = folder / "git"
-    script.write_text(EDIT_AFTER_SCAN)
-    script.chmod(0o755)
-    return {
-        "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
-        "EA_REAL": REAL_GIT,
-        "EA_EDIT": edit,
-    }
+    wrapper = folder / "git"
+    wrapper.write_text(script)
+    wrapper.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", **variables}
+
+
+def edit_after_scan_env(tmp_path: Path, edit: str) -> dict[str, str]:
+    return git_wrapper_env(tmp_path / "edit-git", EDIT_AFTER_SCAN, EA_REAL=REAL_GIT, EA_EDIT=edit)
 
 
 def launch(
@@ -175,11 +175,15 @@ def blob_stored(repo: Repo, content: bytes) -> bool:
     return found.returncode == 0
 
 
-def run_plain(repo: Repo, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m git_checkpoint ARGS`: cli.main without the launcher (no early scan)."""
+def run_plain(
+    repo: Repo, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m git_checkpoint ARGS`: cli.main without the launcher (no early scan),
+    with `env` added."""
     return subprocess.run(
         [sys.executable, "-m", "git_checkpoint", *args],
         cwd=cwd or repo.path,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         check=False,

@@ -21,12 +21,15 @@ from .conftest import Repo
 from .test_early_attacks import (
     REAL_GIT,
     edit_after_scan_env,
+    git_wrapper_env,
     launch,
     lock_free,
     logged,
     no_traceback,
+    run_plain,
     saved_paths,
     scratch_left,
+    trees,
 )
 
 # A git that runs $RV_EDIT (a shell line, in the work tree) before the first
@@ -43,33 +46,10 @@ exec "$RV_REAL" "$@"
 
 
 def edit_before_add_env(tmp_path: Path, edit: str) -> dict[str, str]:
-    folder = tmp_path / "add-git"
-    folder.mkdir(exist_ok=True)
-    script = folder / "git"
-    script.write_text(EDIT_BEFORE_ADD)
-    script.chmod(0o755)
     done = tmp_path / "add-git-done"
     done.unlink(missing_ok=True)
-    return {
-        "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
-        "RV_REAL": REAL_GIT,
-        "RV_EDIT": edit,
-        "RV_DONE": str(done),
-    }
-
-
-def plain(
-    repo: Repo, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`python -m git_checkpoint ARGS` (no early scan), with `env` added."""
-    return subprocess.run(
-        [sys.executable, "-m", "git_checkpoint", *args],
-        cwd=repo.path,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
+    return git_wrapper_env(
+        tmp_path / "add-git", EDIT_BEFORE_ADD, RV_REAL=REAL_GIT, RV_EDIT=edit, RV_DONE=str(done)
     )
 
 
@@ -159,7 +139,7 @@ def test_an_unborn_branch_takes_the_early_scan_and_saves_as_the_plain_path(
     twin = copy_of(empty_repo, tmp_path / "twin")
     calls = logged(empty_repo, "save", "-m", "unborn")
     assert status_runs(calls) == (1, 0)
-    assert plain(twin, "save", "-m", "unborn").returncode == 0
+    assert run_plain(twin, "save", "-m", "unborn").returncode == 0
     ref = "refs/checkpoints/main/cp_001"
     assert saved_paths(empty_repo, ref) == saved_paths(twin, ref) == (["a.txt"], ["b.txt"])
 
@@ -190,7 +170,7 @@ def test_an_unknown_ref_storage_fails_as_the_plain_path_and_leaves_no_scratch(
     repo.git("config", "extensions.refStorage", "reftable")
     twin = copy_of(repo, tmp_path / "twin")
     ours = launch(repo, "save", "-m", "x", expect=None)
-    theirs = plain(twin, "save", "-m", "x")
+    theirs = run_plain(twin, "save", "-m", "x")
     assert ours.returncode == theirs.returncode != 0
     no_traceback(ours)
     assert len(ours.stderr.strip().splitlines()) == 1, ours.stderr
@@ -219,7 +199,7 @@ def test_a_foreign_repository_allowed_by_safe_directory_saves_as_the_plain_path(
         os.lchown(r.path, 4242, 4242)
     calls = logged(repo, "save", "-m", "foreign")
     assert status_runs(calls) == (0, 1)  # no early scan: the plain path's own status
-    proc = plain(twin, "save", "-m", "foreign")
+    proc = run_plain(twin, "save", "-m", "foreign")
     assert proc.returncode == 0, proc.stderr
     ref = "refs/checkpoints/main/cp_001"
     assert saved_paths(repo, ref) == saved_paths(twin, ref)
@@ -279,7 +259,7 @@ def test_a_refused_overlay_on_the_thread_is_one_line_exit_3_as_the_plain_path(
     _overlay_repo(repo)
     twin = copy_of(repo, tmp_path / "twin")
     ours = launch(repo, "save", "-m", "x", expect=3)
-    theirs = plain(twin, "save", "-m", "x")
+    theirs = run_plain(twin, "save", "-m", "x")
     assert theirs.returncode == 3
     assert ours.stderr == theirs.stderr and len(ours.stderr.splitlines()) == 1
     assert scratch_left(repo.path / ".git") == [] and lock_free(repo.path / ".git")
@@ -296,7 +276,9 @@ def test_an_untracked_file_deleted_before_hashing_ends_alike_without_traceback(
     ours = launch(
         repo, "save", "-m", "x", expect=None, env=edit_before_add_env(tmp_path, "rm -f gen/f1.txt")
     )
-    theirs = plain(twin, "save", "-m", "x", env=edit_before_add_env(tmp_path, "rm -f gen/f1.txt"))
+    theirs = run_plain(
+        twin, "save", "-m", "x", env=edit_before_add_env(tmp_path, "rm -f gen/f1.txt")
+    )
     assert ours.returncode == theirs.returncode
     no_traceback(ours)
     assert len(ours.stderr.strip().splitlines()) <= 1, ours.stderr
@@ -340,7 +322,9 @@ def test_an_untracked_folder_replaced_by_a_file_after_the_scan_ends_alike(
     ours = launch(
         repo, "save", "-m", "x", expect=None, env=edit_after_status_env(tmp_path, repo.path, edit)
     )
-    theirs = plain(twin, "save", "-m", "x", env=edit_after_status_env(tmp_path, twin.path, edit))
+    theirs = run_plain(
+        twin, "save", "-m", "x", env=edit_after_status_env(tmp_path, twin.path, edit)
+    )
     assert ours.returncode == theirs.returncode
     assert ours.stderr.replace(str(repo.path), "ROOT") == theirs.stderr.replace(
         str(twin.path), "ROOT"
@@ -360,17 +344,12 @@ def test_a_split_index_saves_as_the_plain_path(repo: Repo, tmp_path: Path) -> No
     twin = copy_of(repo, tmp_path / "twin")
     calls = logged(repo, "save", "-m", "split")
     assert status_runs(calls)[0] == 1
-    proc = plain(twin, "save", "-m", "split")
+    proc = run_plain(twin, "save", "-m", "split")
     assert proc.returncode == 0, proc.stderr
     ref = "refs/checkpoints/main/cp_001"
-    assert trees_of(repo, ref) == trees_of(twin, ref)
+    assert trees(repo, ref) == trees(twin, ref)
     assert scratch_left(repo.path / ".git") == [] and lock_free(repo.path / ".git")
     assert repo.git("status", "--porcelain") == twin.git("status", "--porcelain")
-
-
-def trees_of(repo: Repo, ref: str) -> list[str]:
-    parents = repo.git("log", "-1", "--format=%P", ref).split()
-    return [repo.git("rev-parse", f"{c}^{{tree}}").strip() for c in [ref, *parents]]
 
 
 @pytest.mark.parametrize("entry", ["launcher", "plain"])
@@ -382,7 +361,7 @@ def test_a_save_survives_an_untracked_file_that_vanishes_before_hashing(
     if entry == "launcher":
         proc = launch(repo, "save", "-m", "x", expect=None, env=env)
     else:
-        proc = plain(repo, "save", "-m", "x", env=env)
+        proc = run_plain(repo, "save", "-m", "x", env=env)
     assert proc.returncode == 0, proc.stderr
     assert saved_paths(repo, "refs/checkpoints/main/cp_001")[1] == [
         "gen/f0.txt",
@@ -434,7 +413,7 @@ def test_a_nul_in_heads_symref_saves_as_the_plain_path(repo: Repo, tmp_path: Pat
     repo.write("src/app.py", "changed\n")
     (repo.path / ".git/HEAD").write_bytes(b"ref: refs/heads/ma\0in\n")
     twin = copy_of(repo, tmp_path / "twin")
-    theirs = plain(twin, "save", "-m", "x")
+    theirs = run_plain(twin, "save", "-m", "x")
     assert theirs.returncode == 0, theirs.stderr
     ours = launch(repo, "save", "-m", "x", expect=None)
     no_traceback(ours)
