@@ -37,7 +37,11 @@ from .quicksave import Paths, find_repo, head_commit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from threading import Thread
     from types import TracebackType
+
+    Marks = dict[str, str]  # snapshot._marks: path -> "h", "S" or both
 
 COMMANDS = ("save", "restore", "undo")
 _NOT_NOW = ("-h", "--help", "--continue")  # help, or a journal to finish first
@@ -58,7 +62,7 @@ class Early:
         self.before: quickstate.Before | None = None
         self.head: str | None = None  # HEAD's commit when the index was copied
         self.children: list[Spawned] = []
-        self.outputs: tuple[bytes, bytes, bytes] | None = None
+        self.outputs: tuple[bytes, bytes, Marks] | None = None
 
     def spawn(self) -> None:
         """Note HEAD, copy the index twice (the second copy from the first: one index,
@@ -75,14 +79,25 @@ class Early:
         marks = os.path.join(self.folder, "marks")  # 6 MB at 100,000 files: no pipe
         self.children.append(Spawned(list(FLAGGED_ARGV), self.repo.root, self.tree_env, marks))
 
-    def results(self) -> tuple[bytes, bytes, bytes] | None:
-        """(status, write-tree, ls-files -v) output, or None when any of them failed."""
+    def results(self, marks: Callable[[bytes], Marks]) -> tuple[bytes, bytes, Marks] | None:
+        """(status, write-tree, `marks` of ls-files -v) output, or None when any of them
+        failed. ls-files is read and parsed first: at 100,000 files it ends 100 ms
+        before status does, and its 6 MB take 6 ms to look through."""
         if self.children:
-            status, tree, flagged = (child.result() for child in self.children)
+            status, tree, flagged = self.children
             self.children = []
-            if status is not None and tree is not None and flagged is not None:
-                self.outputs = status, tree, flagged
+            listed = flagged.result()
+            parsed = marks(listed) if listed is not None else None
+            written, scanned = tree.result(), status.result()
+            if scanned is not None and written is not None and parsed is not None:
+                self.outputs = scanned, written, parsed
         return self.outputs
+
+    def wait(self) -> None:
+        """Wait for the children (their output unread): done with the index copies."""
+        for child in self.children:
+            child.result()
+        self.children = []
 
     def __enter__(self) -> Early:
         return self
@@ -96,15 +111,28 @@ class Early:
         self.close()
 
     def close(self) -> None:
-        """Wait for the children, then remove the scratch folder."""
-        for child in self.children:
-            child.result()
-        self.children = []
-        remove_folder(self.folder)
+        """Wait for the children, then remove the scratch folder on a thread of its own:
+        at 100,000 files its two 12 MB indexes take 8 ms to free, which the command's
+        next git children need not wait for. `discard` (at exit) waits for it."""
+        self.wait()
+        import threading  # subprocess has imported it by now
+
+        global _REMOVING
+        _finish_removing()
+        _REMOVING = threading.Thread(target=remove_folder, args=(self.folder,))
+        _REMOVING.start()
 
 
 _STARTED: Early | None = None
 _LOCK: tuple[str, int] | None = None  # (path, descriptor) until state.locked adopts it
+_REMOVING: Thread | None = None  # the scratch folder's removal, until discard waits for it
+
+
+def _finish_removing() -> None:
+    global _REMOVING
+    if _REMOVING is not None:
+        _REMOVING.join()
+        _REMOVING = None
 
 
 def start(argv: list[str]) -> None:
@@ -176,6 +204,7 @@ def discard() -> None:
     early, _STARTED = _STARTED, None
     if early is not None:
         early.close()
+    _finish_removing()
     if _LOCK is not None:
         os.close(_LOCK[1])
         _LOCK = None

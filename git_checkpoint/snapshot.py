@@ -311,7 +311,7 @@ def _scratch_indexes(
     if started is not None:
         with started:
             if wait:  # done with their copies before anyone else writes them
-                started.results()
+                started.wait()
             yield started.env, started.tree_env
         return
     index = repo.git_dir / "index"
@@ -335,12 +335,13 @@ def _fast_capture(
     def listing() -> list[str]:
         return repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
 
-    outputs, seen = concurrently(started.results, listing) if started else (None, None)
+    outputs, seen = (
+        concurrently(lambda: started.results(_marks), listing) if started else (None, None)
+    )
     try:
         if outputs is not None and seen is not None:
-            status, tree, marks = outputs
-            scanned, index_tree, flagged = parse_status(status), tree.decode(), _marks(marks)
-            index_tree = index_tree.strip()
+            status, tree, flagged = outputs
+            scanned, index_tree = parse_status(status), tree.decode().strip()
         else:
             scanned, index_tree, flagged, seen = concurrently(
                 lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
