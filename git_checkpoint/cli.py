@@ -1,144 +1,36 @@
-"""The command line: click parsing, printing, and the one error boundary.
+"""The command line: click parsing of every command.
 
-Everything below this module returns data or raises a `CheckpointError`; this module
+Everything below this module returns data or raises a `CheckpointError`; console.py
 turns results into terminal lines or one JSON object, and errors into one line on
-stderr with the exit code design.md §7 gives them.
+stderr with the exit code design.md §7 gives them. The common forms of `save`,
+`restore` and `undo` skip click (direct.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import errno
-import json
 import os
-import re
 import sys
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from . import __version__
-from .errors import CheckpointError
-
-if TYPE_CHECKING:
-    from .context import Context
+from . import __version__, console, direct
+from .console import (
+    context,
+    emit,
+    fail,
+    guarded,
+    progress_printer,
+    say_err,
+    use_color,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Result(Protocol):
-    def lines(self) -> list[str]: ...
-
-
-def use_color(stream: Any) -> bool:
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
-
-
-_COLORS = {
-    "passed": "green",
-    "promoted": "green",
-    "clean": "green",
-    "failed": "red",
-    "rejected": "red",
-    "error": "red",
-    "timeout": "red",
-    "candidate": "yellow",
-}
-_WORDS = re.compile(r"\b(" + "|".join(_COLORS) + r")\b")
-
-
-def colorize(line: str) -> str:
-    return _WORDS.sub(lambda m: click.style(m.group(1), fg=_COLORS[m.group(1)]), line)
-
-
-def to_jsonable(result: Any) -> Any:
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        return dataclasses.asdict(result)
-    return result
-
-
-def emit(result: Result, as_json: bool) -> int:
-    """Print a result; return the exit code it carries (0 unless it says otherwise)."""
-    code = getattr(result, "exit_code", 0)
-    warnings = getattr(result, "warnings", None)
-    if callable(warnings):
-        for line in warnings():
-            say_err(f"warning: {line}")
-    if as_json:
-        sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str) + "\n")
-        return code if isinstance(code, int) else 0
-    color = use_color(sys.stdout)
-    for line in result.lines():
-        click.echo(colorize(line) if color else line)
-    return code if isinstance(code, int) else 0
-
-
-def say_err(line: str) -> None:
-    click.echo(line, err=True)
-
-
-def progress_printer(as_json: bool) -> Callable[[str], None]:
-    """Progress lines for long commands: stdout for people, stderr under --json."""
-    stream = sys.stderr if as_json else sys.stdout
-    color = use_color(stream)
-
-    def say(line: str) -> None:
-        click.echo(colorize(line) if color else line, err=as_json)
-        stream.flush()
-
-    return say
-
-
-def _from_cwd(root: Path, path: str) -> str:
-    """An --include path, given like a git pathspec (from the current folder), from the root."""
-    from .config import include_problem
-    from .errors import UsageError
-
-    full = os.path.abspath(path) if path.strip() else ""
-    rel = os.path.relpath(full, root).replace(os.sep, "/") if full else path
-    problem = include_problem(rel)
-    if problem:
-        raise UsageError(f"--include {path}: {problem}")
-    if not os.path.lexists(full):
-        raise UsageError(f"--include {path}: no such file or folder")
-    return rel + "/" if os.path.isdir(full) and not rel.endswith("/") else rel
-
-
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
-
-
-def context(*, tolerant: bool = False) -> Context:
-    """The command's context; `tolerant` (restore, undo): a broken configuration is a
-    warning and the defaults stand in, so a bad `.checkpoint.yaml` can be undone.
-    """
-    from .context import load_context
-    from .journal import read_journal
-
-    ctx = load_context(tolerant=tolerant)
-    if ctx.config_problem:
-        say_err(f"warning: {ctx.config_problem}; using the default settings")
-    try:
-        journal = read_journal(ctx.repo)
-    except CheckpointError as exc:  # `undo` sets it aside; every command says so meanwhile
-        say_err(f"warning: {exc}; `git checkpoint undo` goes back to before that restore")
-        return ctx
-    if journal is not None:
-        from .state import lock_holder
-
-        holder = lock_holder(ctx.repo)
-        if holder is not None:
-            say_err(f"note: a restore of {journal.target_name} is in progress (pid {holder})")
-        else:
-            say_err(
-                f"warning: a restore of {journal.target_name} was interrupted; run "
-                "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"
-            )
-    return ctx
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -155,56 +47,9 @@ def cli() -> None:
 @click.option("--include", multiple=True, help="Also capture this (ignored) path.")
 @click.option("--auto", is_flag=True, help="Mark as saved automatically (hooks).")
 @json_option
-def save(
-    message: str,
-    task: str | None,
-    hypothesis: str | None,
-    next_move: str | None,
-    include: tuple[str, ...],
-    auto: bool,
-    as_json: bool,
-) -> int:
+def save(**params: Any) -> int:
     """Save the workspace as the task's next checkpoint."""
-    from .commands import save as cmd
-
-    ctx = context()
-    if include:
-        # Like git pathspecs, --include paths are relative to the current folder.
-        rooted = tuple(_from_cwd(ctx.repo.root, p) for p in include)
-        ctx = dataclasses.replace(ctx, config=ctx.config.with_include(rooted))
-    with slow_notice("saving the workspace"):
-        result = cmd.run(
-            ctx,
-            task=task,
-            message=message,
-            hypothesis=hypothesis,
-            next_move=next_move,
-            auto=auto,
-        )
-    return emit(result, as_json)
-
-
-@contextlib.contextmanager
-def slow_notice(doing: str, after: float = 1.0) -> Iterator[None]:
-    """On a terminal, one line on stderr when `doing` takes longer than `after` seconds
-    (a large work tree): the user sees why nothing happens yet. Never in pipes or JSON."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    import threading
-
-    start = time.monotonic()
-
-    def say() -> None:
-        click.echo(f"{doing}… ({time.monotonic() - start:.0f}s so far)", err=True)
-
-    timer = threading.Timer(after, say)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
+    return direct.save(**params)
 
 
 @cli.command(name="list")
@@ -223,7 +68,7 @@ def terminal_progress() -> Callable[[str], None]:
     """Progress for push and fetch: on stderr, and only when it is a terminal."""
     if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
         return lambda line: None
-    return lambda line: click.echo(f"{line}…", err=True)
+    return lambda line: say_err(f"{line}…")
 
 
 @cli.command()
@@ -360,30 +205,13 @@ def log(limit: int | None, as_json: bool) -> int:
 @click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @click.option("--continue", "resume", is_flag=True, help="Finish an interrupted restore.")
 @json_option
-def restore(
-    checkpoint: str | None,
-    dry_run: bool,
-    move_head: bool,
-    keep_head: bool,
-    resume: bool,
-    as_json: bool,
-) -> int:
+def restore(**params: Any) -> int:
     """Make the workspace equal to a checkpoint (default: the latest), undoably."""
-    from .commands import restore as cmd
-
-    if resume and (checkpoint or dry_run or move_head or keep_head):
+    if params["resume"] and any(
+        params[k] for k in ("checkpoint", "dry_run", "move_head", "keep_head")
+    ):
         raise click.UsageError("--continue takes no checkpoint and no other option")
-    return emit(
-        cmd.run(
-            context(tolerant=True),
-            checkpoint,
-            dry_run=dry_run,
-            move_head=move_head,
-            keep_head=keep_head,
-            resume=resume,
-        ),
-        as_json,
-    )
+    return direct.restore(**params)
 
 
 @cli.command()
@@ -391,14 +219,9 @@ def restore(
 @click.option("--move-head", is_flag=True, help="Move the branch back to where it was.")
 @click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @json_option
-def undo(task: str | None, move_head: bool, keep_head: bool, as_json: bool) -> int:
+def undo(**params: Any) -> int:
     """Go back over the last restore made in this worktree (to its safety checkpoint)."""
-    from .commands import undo as cmd
-
-    return emit(
-        cmd.run(context(tolerant=True), task=task, move_head=move_head, keep_head=keep_head),
-        as_json,
-    )
+    return direct.undo(**params)
 
 
 @cli.command()
@@ -616,101 +439,32 @@ def _wants_json(argv: list[str] | None) -> bool:
     return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
-_OS_HINTS = {
-    errno.EACCES: "check its permissions",
-    errno.EPERM: "check its permissions, and `lsattr` for an immutable flag",
-    errno.EROFS: "the file system is mounted read-only",
-    errno.ENOSPC: "free some space and run it again",
-    errno.EDQUOT: "the disk quota is used up",
-}
-
-
-def os_error_line(exc: OSError) -> str:
-    """A failed file operation as one line: what failed, where, and what to look at."""
-    names = [os.fsdecode(f) for f in (exc.filename, exc.filename2) if f is not None]
-    where = " -> ".join(names)  # two for a copy or a rename
-    what = exc.strerror or type(exc).__name__
-    hint = _OS_HINTS.get(exc.errno or 0)
-    return f"{where + ': ' if where else ''}{what}{f' ({hint})' if hint else ''}"
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI inside the one error boundary."""
-    debug = os.environ.get("GIT_CHECKPOINT_DEBUG") == "1"
-    as_json = _wants_json(argv)
+    """Entry point: run the CLI inside the one error boundary; the common forms of
+    `save`, `restore` and `undo` without click's parsing (direct.py)."""
+    args = sys.argv[1:] if argv is None else argv
+    call = direct.parse(args)
+    if call is not None:
+        guarded(lambda: direct.run(call), call.as_json)
+    as_json = _wants_json(args)
 
-    def fail(line: str, code: int) -> NoReturn:
-        """One line on stderr; under --json, one JSON object on stdout too."""
-        say_err(line)
-        if as_json:
-            message = line.removeprefix("git checkpoint: ")
-            sys.stdout.write(json.dumps({"error": message, "exit_code": code}) + "\n")
-        sys.exit(code)
+    def body() -> int:
+        try:
+            code = cli.main(args=args, prog_name="git checkpoint", standalone_mode=False)
+        except click.exceptions.Abort:
+            fail("git checkpoint: interrupted", 130, as_json)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(2)
+        except click.ClickException as exc:
+            click_ctx = getattr(exc, "ctx", None)
+            command = click_ctx.command_path if click_ctx is not None else "git checkpoint"
+            fail(f"{command}: {exc.format_message()} (see {command} -h)", 2, as_json)
+        return code if isinstance(code, int) else 0
 
-    try:
-        code = cli.main(args=argv, prog_name="git checkpoint", standalone_mode=False)
-    except click.exceptions.Abort:
-        fail("git checkpoint: interrupted", 130)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        exc.show()
-        sys.exit(2)
-    except click.ClickException as exc:
-        click_ctx = getattr(exc, "ctx", None)
-        command = click_ctx.command_path if click_ctx is not None else "git checkpoint"
-        fail(f"{command}: {exc.format_message()} (see {command} -h)", 2)
-    except CheckpointError as exc:
-        if debug:
-            raise
-        fail(f"git checkpoint: {exc}", exc.exit_code)
-    except KeyboardInterrupt:
-        fail("git checkpoint: interrupted", 130)
-    except BrokenPipeError:
-        sys.exit(0)
-    except OSError as exc:  # a file we could not read or write: permissions, a full disk
-        if debug:
-            raise
-        fail(f"git checkpoint: {os_error_line(exc)}", 4)
-    except Exception as exc:
-        if debug:
-            raise
-        fail(
-            f"git checkpoint: internal error: {type(exc).__name__}: {exc} "
-            "(GIT_CHECKPOINT_DEBUG=1 shows the traceback)",
-            4,
-        )
-    sys.exit(code if isinstance(code, int) else 0)
+    guarded(body, as_json)
 
 
 def entry() -> NoReturn:
-    """The installed command: `main()`, then out without tearing the interpreter down
-    (module finalizers cost 11 ms here and have nothing left to do: every file, lock,
-    temporary folder and child is closed by then, and the output is flushed first)."""
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
-        if isinstance(exc.code, str):
-            say_err(exc.code)
-    exit_now(code)
-
-
-def exit_now(code: int) -> NoReturn:
-    """Flush, then exit with `code`; output that cannot be written (a full disk) is a
-    failure, unless nobody reads any more (a closed pipe: nothing left to say)."""
-    from . import early
-
-    early.discard()  # an early scan this command did not take: its children, its folder
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except BrokenPipeError:
-            pass
-        except (OSError, ValueError) as exc:
-            if stream is sys.stdout and code == 0:
-                code = 4
-                with contextlib.suppress(OSError, ValueError):
-                    sys.stderr.write(f"git checkpoint: cannot write the output: {exc}\n")
-                    sys.stderr.flush()
-    os._exit(code)
+    """The installed command (launch.py starts it): `main()`, then out fast."""
+    console.entry(main)

@@ -1,6 +1,7 @@
 """`git-checkpoint`, the installed command: it starts the work-tree scan of a save, a
-restore or an undo (early.py) before it loads the rest of the tool (cli.py), so that
-git scans while Python imports."""
+restore or an undo (early.py) before it loads the rest of the tool, so that git scans
+while Python imports; and it runs their common forms without loading click at all
+(direct.py), the rest through cli.py."""
 
 from __future__ import annotations
 
@@ -10,10 +11,17 @@ from . import early
 
 
 def main() -> None:
-    early.start(sys.argv[1:])
+    argv = sys.argv[1:]
+    early.start(argv)
     try:
-        from .cli import entry
+        from . import console, direct
+
+        call = direct.parse(argv)
+        if call is None:
+            from .cli import entry
     except BaseException:
         early.discard()
         raise
-    entry()
+    if call is None:
+        entry()
+    console.entry(lambda: console.guarded(lambda: direct.run(call), call.as_json))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.types import CallToolResult, TextContent
 
 from . import __version__
-from .cli import to_jsonable
+from .console import to_jsonable
 from .context import Context, load_context
 from .errors import CheckpointError
 

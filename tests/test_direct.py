@@ -1,0 +1,153 @@
+"""`save`, `restore` and `undo` without click (direct.py): their command lines read as
+click reads them, everything else left to click, and the same lines either way."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import click
+import pytest
+
+from git_checkpoint import direct
+from git_checkpoint.cli import cli
+from tests.conftest import Repo
+
+
+def clicks(argv: list[str]) -> dict[str, object] | None:
+    """The parameters click hands the command for `argv`; None when click refuses it."""
+    command = cli.commands[argv[0]]
+    try:
+        ctx = command.make_context(argv[0], list(argv[1:]))
+    except click.exceptions.Exit:  # --help
+        return None
+    except click.ClickException:
+        return None
+    params = dict(ctx.params)
+    params.pop("resume", None)  # restore's --continue: never read directly
+    return params
+
+
+READ = [
+    ["save"],
+    ["save", "-m", "a message"],
+    ["save", "-mjoined"],
+    ["save", "-m=x"],  # click: the value is "=x"
+    ["save", "--message", ""],
+    ["save", "--message=with = signs"],
+    ["save", "--message="],
+    ["save", "-m", "one", "-m", "two"],  # the last one counts
+    ["save", "--task", "t", "--hypothesis", "h", "--next", "n", "--auto", "--json"],
+    ["save", "--include", "a", "--include=b", "--include", "c d"],
+    ["save", "--json", "--json"],
+    ["save", "-m", "ünïcödé \u2603"],
+    ["save", "-m", "surrogate \udcff"],
+    ["restore"],
+    ["restore", "cp_001"],
+    ["restore", "--json", "cp_002", "--dry-run"],
+    ["restore", "other/cp_003", "--move-head"],
+    ["restore", "--keep-head", "master/cp_004"],
+    ["restore", ""],
+    ["undo"],
+    ["undo", "--task", "t", "--keep-head", "--json"],
+    ["undo", "--move-head"],
+]
+
+LEFT_TO_CLICK = [
+    [],
+    ["list"],
+    ["save", "-h"],
+    ["save", "--help"],
+    ["save", "-m"],  # a value missing
+    ["save", "-m", "--json"],  # click takes "--json" as the message: not guessed here
+    ["save", "-m", "-"],
+    ["save", "--message=-x"],
+    ["save", "--auto=yes"],
+    ["save", "--bogus"],
+    ["save", "-q"],
+    ["save", "extra"],
+    ["save", "--", "-m"],
+    ["save", "--mess", "x"],  # no abbreviations in click either
+    ["restore", "--continue"],
+    ["restore", "a", "b"],
+    ["restore", "-"],
+    ["restore", "--", "cp_001"],
+    ["restore", "-1"],
+    ["undo", "cp_001"],
+    ["undo", "--task"],
+    ["verify"],
+]
+
+
+@pytest.mark.parametrize("argv", READ, ids=repr)
+def test_read_as_click_reads_it(argv: list[str]) -> None:
+    call = direct.parse(argv)
+    assert call is not None
+    assert call.command == argv[0]
+    assert call.params == clicks(argv)
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_CLICK, ids=repr)
+def test_the_rest_is_left_to_click(argv: list[str]) -> None:
+    assert direct.parse(argv) is None
+
+
+def test_every_option_of_the_three_is_known() -> None:
+    """A new click option on save, restore or undo must be taught to direct.py too (or
+    the fast reader would send it to click: correct, but slow without a word)."""
+    for name, spec in direct._SPECS.items():
+        names = {
+            o
+            for p in cli.commands[name].params
+            if isinstance(p, click.Option) and p.name not in ("resume",)
+            for o in p.opts
+        }
+        assert names - {"--help"} == set(spec), name
+        assert set(direct._DEFAULTS[name]) == {
+            p.name for p in cli.commands[name].params if p.name != "resume"
+        }
+
+
+def test_the_launcher_does_not_load_click(repo: Repo) -> None:
+    """The point of it: a save, a restore and an undo through the installed command never
+    import click (nor does a save with options)."""
+    repo.write("a.txt", "one\n")
+    repo.cp("save", "-m", "first")
+    repo.write("a.txt", "two\n")
+    code = (
+        "import sys; sys.argv[0] = 'git-checkpoint'; from git_checkpoint import launch\n"
+        "import atexit, os\n"
+        "real = os._exit\n"
+        "def check(code):\n"
+        "    sys.stderr.write('CLICK LOADED\\n' if 'click' in sys.modules else 'no click\\n')\n"
+        "    sys.stderr.flush(); real(code)\n"
+        "os._exit = check\n"
+        "launch.main()\n"
+    )
+    for args in (["save", "-m", "x", "--json"], ["restore", "cp_001"], ["undo"], ["list"]):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            env=os.environ,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        wanted = "CLICK LOADED" if args == ["list"] else "no click"
+        assert proc.stderr.strip().splitlines()[-1] == wanted, (args, proc.stderr)
+
+
+def test_both_paths_say_the_same(repo: Repo) -> None:
+    """The same failure through direct.py and through click: one line, the same exit
+    code (a checkpoint that does not exist: 3; a broken configuration on save: 2)."""
+    repo.write("a.txt", "one\n")
+    repo.cp("save")
+    direct_run = repo.cp("restore", "cp_404", expect=None)
+    via_click = repo.cp("restore", "cp_404", "--", expect=None)  # `--`: click's reading
+    assert direct_run.returncode == via_click.returncode != 0
+    assert direct_run.stderr.splitlines()[-1] == via_click.stderr.splitlines()[-1]
+    as_json = repo.cp("restore", "cp_404", "--json", expect=None)
+    assert as_json.returncode == direct_run.returncode
+    assert '"error"' in as_json.stdout and len(as_json.stderr.splitlines()) == 1
