@@ -31,6 +31,16 @@ STATUS_ARGV = (
 )
 # The index's marks (assume-unchanged, skip-worktree): snapshot._marks parses the output.
 FLAGGED_ARGV = ("ls-files", "-v", "-z")
+# Where a command's repository is (gitio.Repo.discover).
+DISCOVER_ARGV = (
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--absolute-git-dir",
+    "--git-common-dir",
+)
+# A listing of checkpoints, one record each (store.load_checkpoints reads it).
+REFS_FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)%00%01"
 # The git config a save reads (gitio.CONFIG_PATTERN), compared as read.
 CONFIG_ARGV = (
     "config",
@@ -80,6 +90,11 @@ class Spawned:
 
     def result(self, ok: tuple[int, ...] = (0,)) -> bytes | None:
         """All of stdout, or None when git could not run or exited with a code not `ok`."""
+        done = self.finish()
+        return done[1] if done is not None and done[0] in ok else None
+
+    def finish(self) -> tuple[int, bytes] | None:
+        """(exit code, all of stdout), or None when git could not run."""
         if self.pid == 0:
             return None
         chunks = []
@@ -93,7 +108,7 @@ class Spawned:
             os.close(self.fd)
             if not self.to_file:
                 _, status = os.waitpid(self.pid, 0)
-        return b"".join(chunks) if os.waitstatus_to_exitcode(status) in ok else None
+        return os.waitstatus_to_exitcode(status), b"".join(chunks)
 
 
 def parse_status(

@@ -17,9 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import early
 from .errors import GitFailed, UsageError
 from .gitfast import (
     CONFIG_ARGV,
+    DISCOVER_ARGV,
     child_env,
     link_or_copy,
     private_folder,
@@ -56,6 +58,10 @@ def run_git(
     GIT_DIR, GIT_INDEX_FILE and friends from our own environment never reach git (hooks
     run with them set): each call names its repository by `cwd`, its index by `env`.
     """
+    if stdin is None and not env:
+        ahead = early.served(os.fspath(cwd), argv)  # run by the launcher, before imports
+        if ahead is not None:
+            return subprocess.CompletedProcess(["git", *argv], ahead[0], ahead[1], b"")
     full_env = child_env(env)
     try:
         proc = subprocess.run(
@@ -149,13 +155,7 @@ class Repo:
     def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:
         """The repository of `cwd`; `user_env`: honour the user's GIT_DIR/GIT_WORK_TREE."""
         where = Path(cwd) if cwd is not None else Path.cwd()
-        argv = [
-            "rev-parse",
-            "--path-format=absolute",
-            "--show-toplevel",
-            "--absolute-git-dir",
-            "--git-common-dir",
-        ]
+        argv = list(DISCOVER_ARGV)
         # The one call that honours GIT_DIR / GIT_WORK_TREE, if the user set them.
         names = ("GIT_DIR", "GIT_WORK_TREE") if user_env else ()
         inherited = {k: os.environ[k] for k in names if k in os.environ}

@@ -112,8 +112,10 @@ def logged(repo: Repo, *args: str, expect: int | None = 0, **kw: str) -> list[st
 
 
 def early_calls(calls: list[str]) -> list[str]:
-    """The early scan's children: the only git calls made with `-C ROOT`."""
-    return [c for c in calls if c.startswith("-C ")]
+    """The early scan's three children: git calls made with `-C ROOT` (as are the
+    commands the launcher runs ahead, early._run_ahead) that scan."""
+    scans = (" status ", " write-tree", " ls-files -v ")
+    return [c for c in calls if c.startswith("-C ") and any(s in f"{c} " for s in scans)]
 
 
 def scratch_left(git_dir: Path) -> list[str]:
