@@ -103,12 +103,16 @@ def context(*, tolerant: bool = False) -> Context:
     """The command's context; `tolerant` (restore, undo): a broken configuration is a
     warning and the defaults stand in, so a bad `.checkpoint.yaml` can be undone.
     """
+    from . import quickstate
     from .context import load_context
-    from .journal import read_journal
 
     ctx = load_context(tolerant=tolerant)
     if ctx.config_problem:
         say_err(f"warning: {ctx.config_problem}; using the default settings")
+    if not quickstate.journal_pending(ctx.repo):
+        return ctx  # no restore under way (and journal.py, 3 ms of imports, not needed)
+    from .journal import read_journal
+
     try:
         journal = read_journal(ctx.repo)
     except CheckpointError as exc:  # `undo` sets it aside; every command says so meanwhile

