@@ -433,12 +433,6 @@ def mcp() -> int:
     return 0
 
 
-def _wants_json(argv: list[str] | None) -> bool:
-    """Whether the command line asks for JSON (an agent's own `--json` after `--` does not)."""
-    args = sys.argv[1:] if argv is None else argv
-    return "--json" in (args[: args.index("--")] if "--" in args else args)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI inside the one error boundary; the common forms of
     `save`, `restore` and `undo` without click's parsing (direct.py)."""
@@ -446,7 +440,7 @@ def main(argv: list[str] | None = None) -> None:
     call = direct.parse(args)
     if call is not None:
         guarded(lambda: direct.run(call), call.as_json)
-    as_json = _wants_json(args)
+    as_json = console.wants_json(args)
 
     def body() -> int:
         try:

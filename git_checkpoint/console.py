@@ -27,13 +27,26 @@ class Result(Protocol):
     def lines(self) -> list[str]: ...
 
 
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # click's: styles are for terminals only
+
+
 def echo(line: str, err: bool = False) -> None:
-    """One line on stdout (or stderr), flushed, as click.echo writes it."""
+    """One line on stdout (or stderr), flushed, as click.echo writes it: escape
+    sequences only to a terminal."""
     stream = sys.stderr if err else sys.stdout
-    if stream is None:  # no console at all: nothing to say it on
+    if stream is None:  # closed (`2>&-`): nothing to say it on
         return
+    if "\033" in line and not _terminal(stream):
+        line = _ANSI.sub("", line)
     stream.write(line + "\n")
     stream.flush()
+
+
+def _terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def say_err(line: str) -> None:
@@ -41,7 +54,7 @@ def say_err(line: str) -> None:
 
 
 def use_color(stream: Any) -> bool:
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+    return "NO_COLOR" not in os.environ and _terminal(stream)
 
 
 _COLORS = {
@@ -80,7 +93,9 @@ def emit(result: Result, as_json: bool) -> int:
     if as_json:
         import json
 
-        sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str) + "\n")
+        if sys.stdout is not None:  # closed (`>&-`): the exit code says it all
+            sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str))
+            sys.stdout.write("\n")
         return code if isinstance(code, int) else 0
     color = use_color(sys.stdout)
     for line in result.lines():
@@ -151,7 +166,7 @@ def from_cwd(root: Path, path: str) -> str:
 def slow_notice(doing: str, after: float = 1.0) -> Iterator[None]:
     """On a terminal, one line on stderr when `doing` takes longer than `after` seconds
     (a large work tree): the user sees why nothing happens yet. Never in pipes or JSON."""
-    if not sys.stderr.isatty():
+    if not _terminal(sys.stderr):
         yield
         return
     import threading
@@ -188,14 +203,23 @@ def os_error_line(exc: OSError) -> str:
     return f"{where + ': ' if where else ''}{what}{f' ({hint})' if hint else ''}"
 
 
+def wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for JSON (an agent's own `--json` after `--` does not)."""
+    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+
+
 def fail(line: str, code: int, as_json: bool) -> NoReturn:
-    """One line on stderr; under --json, one JSON object on stdout too."""
-    say_err(line)
-    if as_json:
+    """One line on stderr; under --json, one JSON object on stdout too. Each as far as
+    it can be written (a full disk, a closed stream): the exit code is the answer."""
+    with contextlib.suppress(OSError):
+        say_err(line)
+    if as_json and sys.stdout is not None:
         import json
 
         message = line.removeprefix("git checkpoint: ")
-        sys.stdout.write(json.dumps({"error": message, "exit_code": code}) + "\n")
+        with contextlib.suppress(OSError):
+            sys.stdout.write(json.dumps({"error": message, "exit_code": code}) + "\n")
+            sys.stdout.flush()
     sys.exit(code)
 
 

@@ -87,11 +87,11 @@ class Early:
         failed. ls-files is read and parsed first: at 100,000 files it ends 100 ms
         before status does, and its 6 MB take 6 ms to look through."""
         if self.children:
-            status, tree, flagged = self.children
-            self.children = []
+            status, tree, flagged = self.children  # kept until done: close() waits on them
             listed = flagged.result()
             parsed = marks(listed) if listed is not None else None
             written, scanned = tree.result(), status.result()
+            self.children = []
             if scanned is not None and written is not None and parsed is not None:
                 self.outputs = scanned, written, parsed
         return self.outputs
@@ -144,20 +144,22 @@ def _finish_removing() -> None:
 def start(argv: list[str]) -> None:
     """Start the scan when `argv` (the command line after the program's name) is a save,
     a restore or an undo in a repository found without git. Never raises."""
-    global _STARTED
     if not argv or argv[0] not in COMMANDS or any(a in _NOT_NOW for a in argv):
         return
     try:
-        _STARTED = _start()
+        _start()
     except (OSError, ValueError):  # ValueError: a path with a NUL in it
         discard()
+    except BaseException:  # Ctrl-C: what started is waited for and removed
+        discard()
+        raise
 
 
-def _start() -> Early | None:
-    global _LOCK
+def _start() -> None:
+    global _LOCK, _STARTED
     repo = find_repo(os.getcwd())
     if repo is None or not _ours(repo) or quickstate.journal_pending(repo):
-        return None
+        return
     state = os.path.join(repo.common_dir, "checkpoint")
     if not os.path.isdir(state):
         os.mkdir(state)  # its parents are git's: never made here (a race: no early scan)
@@ -167,19 +169,18 @@ def _start() -> Early | None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:  # held: the save path waits for it, and scans after
         os.close(fd)
-        return None
+        return
     _LOCK = path, fd
     if quickstate.journal_pending(repo):  # an interrupted restore: the save path decides
-        return None
-    early = Early(repo, private_folder(repo.git_dir))
+        return
+    _STARTED = early = Early(repo, private_folder(repo.git_dir))  # discard() finds it
     try:
         early.spawn()
         _run_ahead(repo, early.before.head_text if early.before else "")
     except (OSError, ValueError):
+        _STARTED = None
         early.close()
         _drop_ahead()
-        return None
-    return early
 
 
 def _run_ahead(repo: Paths, head_text: str) -> None:

@@ -60,6 +60,7 @@ class Spawned:
         self, argv: list[str], cwd: str, env: dict[str, str] | None = None, out: str = ""
     ) -> None:
         self.to_file = bool(out)
+        self.done: tuple[int, bytes] | None = None
         if out:
             read_end = os.open(out, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             write_end = os.dup(read_end)
@@ -94,21 +95,29 @@ class Spawned:
         return done[1] if done is not None and done[0] in ok else None
 
     def finish(self) -> tuple[int, bytes] | None:
-        """(exit code, all of stdout), or None when git could not run."""
+        """(exit code, all of stdout), or None when git could not run. Once: later calls
+        give the same answer, and an interrupted one (Ctrl-C) has still waited for git."""
         if self.pid == 0:
-            return None
+            return self.done
+        pid, self.pid = self.pid, 0
         chunks = []
+        status = None
         try:
             if self.to_file:
-                _, status = os.waitpid(self.pid, 0)
+                _, status = os.waitpid(pid, 0)
                 os.lseek(self.fd, 0, os.SEEK_SET)
             while chunk := os.read(self.fd, 1 << 20):
                 chunks.append(chunk)
         finally:
             os.close(self.fd)
-            if not self.to_file:
-                _, status = os.waitpid(self.pid, 0)
-        return os.waitstatus_to_exitcode(status), b"".join(chunks)
+            if status is None:
+                try:  # noqa: SIM105 (contextlib costs the early scan 3 ms, before git starts)
+                    _, status = os.waitpid(pid, 0)
+                except ChildProcessError:  # waited for already, when Ctrl-C came before
+                    pass  # its answer was kept: the KeyboardInterrupt is on its way
+        if status is not None:
+            self.done = os.waitstatus_to_exitcode(status), b"".join(chunks)
+        return self.done
 
 
 def parse_status(

@@ -12,13 +12,19 @@ from . import early
 
 def main() -> None:
     argv = sys.argv[1:]
-    early.start(argv)
     try:
+        early.start(argv)
         from . import console, direct
 
         call = direct.parse(argv)
         if call is None:
             from .cli import entry
+    except KeyboardInterrupt:  # Ctrl-C before the command began: nothing to undo
+        early.discard()
+        from . import console
+
+        as_json = console.wants_json(argv)
+        console.entry(lambda: console.fail("git checkpoint: interrupted", 130, as_json))
     except BaseException:
         early.discard()
         raise

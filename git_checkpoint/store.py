@@ -82,6 +82,15 @@ class Checkpoint:
 TASK_MAX = 200
 
 
+def validate_text(option: str, value: str | None) -> None:
+    """Free text we keep (a message, a hypothesis, a reason) is UTF-8, as manifests and
+    task records are: bytes that are not (`-m $'\\xe9'` in a Latin-1 shell) are refused."""
+    try:
+        (value or "").encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{option}: not UTF-8 text (check the terminal's encoding)") from None
+
+
 def validate_task(task: str) -> str:
     if len(task) > TASK_MAX:
         raise UsageError(

@@ -1,9 +1,10 @@
 """Attacks on save/restore/undo without click (direct.py, console.py, launch.py: 6b4d081)
 and on the early scan's marks and scratch-folder removal thread (early.py: e9b412d).
 
-Each failing test here is a break found (no xfail): the reader itself held (a generated
-comparison with click passes), the breaks are in what surrounds it: a Ctrl-C at startup,
-closed or full standard streams, a message that is not UTF-8.
+The reader itself held (a generated comparison with click passes). The breaks found
+were in what surrounds it: a Ctrl-C at startup or while the scan is read, closed or
+full standard streams, a message that is not UTF-8. Each test that says "Found" failed
+before its fix.
 """
 
 from __future__ import annotations

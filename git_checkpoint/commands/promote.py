@@ -8,7 +8,7 @@ from .. import state, tasks
 from ..context import Context
 from ..errors import UsageError
 from ..notes import append_event, derive_status, read_events
-from ..store import resolve
+from ..store import resolve, validate_text
 from ..verify import missing_evidence
 
 
@@ -33,6 +33,7 @@ class PromoteResult:
 
 
 def run(ctx: Context, name: str, *, force: bool, reason: str | None) -> PromoteResult:
+    validate_text("--reason", reason)
     if force and not (reason and reason.strip()):
         raise UsageError("--force needs --reason: say why this checkpoint is trusted")
     if reason and not force:

@@ -9,7 +9,13 @@ from ..context import Context
 from ..errors import CheckpointError, Refused
 from ..gitio import concurrently
 from ..snapshot import Snapshot, capture_workspace
-from ..store import Checkpoint, SaveOutcome, save_checkpoint, task_checkpoints
+from ..store import (
+    Checkpoint,
+    SaveOutcome,
+    save_checkpoint,
+    task_checkpoints,
+    validate_text,
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,12 @@ def run(
     next_move: str | None,
     auto: bool,
 ) -> SaveResult:
+    for option, text in (
+        ("--message", message),
+        ("--hypothesis", hypothesis),
+        ("--next", next_move),
+    ):
+        validate_text(option, text)
     repo = ctx.repo
     name = ctx.task(task)
     with state.locked(repo, ctx.config.lock_timeout):

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import state, tasks
 from ..context import Context
+from ..store import validate_text
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class TaskSetResult:
 def run(
     ctx: Context, *, task: str | None, hypothesis: str | None, next_move: str | None
 ) -> TaskSetResult:
+    validate_text("--hypothesis", hypothesis)
+    validate_text("--next", next_move)
     name = ctx.task(task)
     changes = {
         k: v for k, v in (("hypothesis", hypothesis), ("next_move", next_move)) if v is not None
