@@ -3,6 +3,7 @@ click reads them, everything else left to click, and the same lines either way."
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import sys
 import click
 import pytest
 
-from git_checkpoint import direct
+from git_checkpoint import console, direct
 from git_checkpoint.cli import cli
 from tests.conftest import Repo
 
@@ -151,3 +152,29 @@ def test_both_paths_say_the_same(repo: Repo) -> None:
     as_json = repo.cp("restore", "cp_404", "--json", expect=None)
     assert as_json.returncode == direct_run.returncode
     assert '"error"' in as_json.stdout and len(as_json.stderr.splitlines()) == 1
+
+
+def test_escape_sequences_reach_terminals_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """console.echo prints for both paths now: escape sequences go to a terminal only,
+    as click.echo sends them (user text is made printable before it gets here; this is
+    the colors and whatever else carries them)."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    line = "\033[31mfailed\033[0m and \033[1mbold\033[0m"
+    for stream, wanted in ((io.StringIO(), "failed and bold\n"), (Terminal(), line + "\n")):
+        monkeypatch.setattr("sys.stdout", stream)
+        console.echo(line)
+        assert stream.getvalue() == wanted
+
+
+def test_text_that_is_not_utf8_is_refused_in_one_line(repo: Repo) -> None:
+    """`-m $'caf\\xe9'` from a Latin-1 shell: refused, exit 2, by save and by task set
+    (they were internal errors, exit 4); nothing saved."""
+    repo.write("a.txt", "one\n")
+    for args in (["save", "-m", "caf\udce9"], ["task", "set", "--hypothesis", "caf\udce9"]):
+        proc = repo.cp(*args, expect=2)
+        assert proc.stderr.count("\n") == 1 and "not UTF-8" in proc.stderr, proc.stderr
+    assert repo.git("for-each-ref", "refs/checkpoints") == ""
