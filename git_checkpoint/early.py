@@ -26,10 +26,7 @@ import os
 
 from . import quickstate
 from .gitfast import (
-    CONFIG_ARGV,
-    DISCOVER_ARGV,
     FLAGGED_ARGV,
-    REFS_FORMAT,
     STATUS_ARGV,
     Spawned,
     link_or_copy,
@@ -129,9 +126,6 @@ class Early:
 _STARTED: Early | None = None
 _LOCK: tuple[str, int] | None = None  # (path, descriptor) until state.locked adopts it
 _REMOVING: Thread | None = None  # the scratch folder's removal, until discard waits for it
-# git commands run ahead (_run_ahead): (folder, *argv) -> (child, the exit codes that
-# count as an answer). gitio.run_git asks `served` before it runs one itself.
-_AHEAD: dict[tuple[str, ...], tuple[Spawned, tuple[int, ...]]] = {}
 
 
 def _finish_removing() -> None:
@@ -143,7 +137,8 @@ def _finish_removing() -> None:
 
 def start(argv: list[str]) -> None:
     """Start the scan when `argv` (the command line after the program's name) is a save,
-    a restore or an undo in a repository found without git. Never raises."""
+    a restore or an undo in a repository found without git. Raises nothing but a Ctrl-C
+    (KeyboardInterrupt), after what had started is waited for and removed."""
     if not argv or argv[0] not in COMMANDS or any(a in _NOT_NOW for a in argv):
         return
     try:
@@ -176,56 +171,9 @@ def _start() -> None:
     _STARTED = early = Early(repo, private_folder(repo.git_dir))  # discard() finds it
     try:
         early.spawn()
-        _run_ahead(repo, early.before.head_text if early.before else "")
     except (OSError, ValueError):
         _STARTED = None
         early.close()
-        _drop_ahead()
-
-
-def _run_ahead(repo: Paths, head_text: str) -> None:
-    """Start the three commands every save, restore and undo runs first: where the
-    repository is, its config, and the listing of the task's checkpoints (the task of
-    the branch, when it is named as the branch is)."""
-    ahead = [(os.getcwd(), DISCOVER_ARGV, (0,)), (repo.root, CONFIG_ARGV, (0, 1))]
-    task = os.environ.get("CHECKPOINT_TASK") or _plain_branch(head_text)
-    if task:
-        listing = ("for-each-ref", f"--format={REFS_FORMAT}", f"refs/checkpoints/{task}/")
-        ahead.append((repo.root, listing, (0,)))
-    for cwd, argv, ok in ahead:
-        _AHEAD[(cwd, *argv)] = Spawned(list(argv), cwd), ok
-
-
-def _plain_branch(head_text: str) -> str | None:
-    """HEAD's branch when it would be its own task name (store.task_from_branch): a
-    guess, as a wrong one costs one unused listing and nothing else."""
-    text = head_text.strip()
-    if not text.startswith("ref: refs/heads/"):
-        return None
-    branch = text[len("ref: refs/heads/") :]
-    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/")
-    return branch if branch and set(branch) <= allowed and "//" not in branch else None
-
-
-def served(cwd: str, argv: list[str]) -> tuple[int, bytes] | None:
-    """(exit code, stdout) of `git argv` in `cwd` if the launcher ran it ahead: once,
-    and only until this process runs any other git command (which could change what
-    it would say). The checkpoint lock was held from before they started."""
-    if not _AHEAD:
-        return None
-    found = _AHEAD.pop((cwd, *argv), None)
-    if found is None:
-        _drop_ahead()
-        return None
-    child, ok = found
-    done = child.finish()
-    return done if done is not None and done[0] in ok else None
-
-
-def _drop_ahead() -> None:
-    for child, _ in _AHEAD.values():
-        child.finish()
-    _AHEAD.clear()
 
 
 def take(root: str, git_dir: str) -> Early | None:
@@ -258,7 +206,6 @@ def discard() -> None:
     early, _STARTED = _STARTED, None
     if early is not None:
         early.close()
-    _drop_ahead()
     _finish_removing()
     if _LOCK is not None:
         os.close(_LOCK[1])

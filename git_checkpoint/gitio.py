@@ -17,7 +17,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import early
 from .errors import GitFailed, UsageError
 from .gitfast import (
     CONFIG_ARGV,
@@ -58,10 +57,6 @@ def run_git(
     GIT_DIR, GIT_INDEX_FILE and friends from our own environment never reach git (hooks
     run with them set): each call names its repository by `cwd`, its index by `env`.
     """
-    if stdin is None and not env:
-        ahead = early.served(os.fspath(cwd), argv)  # run by the launcher, before imports
-        if ahead is not None:
-            return subprocess.CompletedProcess(["git", *argv], ahead[0], ahead[1], b"")
     full_env = child_env(env)
     try:
         proc = subprocess.run(
