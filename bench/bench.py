@@ -431,6 +431,17 @@ class SizeBench:
                 f"seed_restore_{k}", f"seed's restore ({label})", ["sh", "-c", seed_restore], c
             )
             self.check(self.originals(paths), "seed restore: content differs")
+
+            if count > 10:  # the floor of any restore that keeps what it overwrites
+                self.agent_state()
+                paths = self.attempt(count, f"store {r}")
+                self.timed(
+                    f"store_{k}",
+                    f"`git hash-object -w` of the files a restore overwrites ({label})",
+                    ["git", "hash-object", "-w", "--stdin-paths"],
+                    c,
+                    "".join(f"{p}\n" for p in paths).encode(),
+                )
         self.combine(
             f"stash_restore_{k}",
             f"`git stash push -u` + `apply --index <A>` ({label})",

@@ -16,7 +16,7 @@ ORDER = [
     "status", "save", "auto_unchanged", "auto_changed", "hook_harmless", "stash_push",
     "stash_apply", "stash_both", "seed_save", "restore_10", "undo_10", "checkout_10",
     "stash_restore_10", "seed_restore_10", "restore_1000", "undo_1000", "checkout_1000",
-    "stash_restore_1000", "seed_restore_1000",
+    "stash_restore_1000", "seed_restore_1000", "store_1000",
 ]  # fmt: skip
 CHARTED = ["status", "save", "auto_unchanged", "auto_changed", "restore_10", "stash_both",
            "checkout_1000", "restore_1000"]  # fmt: skip
