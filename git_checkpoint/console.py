@@ -27,17 +27,14 @@ class Result(Protocol):
     def lines(self) -> list[str]: ...
 
 
-_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # click's: styles are for terminals only
-
-
 def echo(line: str, err: bool = False) -> None:
-    """One line on stdout (or stderr), flushed, as click.echo writes it: escape
-    sequences only to a terminal."""
+    """One line on stdout (or stderr), flushed. Unlike click.echo, escape sequences are
+    never stripped off a pipe: our colors go to terminals only (use_color), and what
+    else carries them is content, such as a diff of a file that holds them (user text
+    is made printable before it gets here: untrusted.printable)."""
     stream = sys.stderr if err else sys.stdout
     if stream is None:  # closed (`2>&-`): nothing to say it on
         return
-    if "\033" in line and not _terminal(stream):
-        line = _ANSI.sub("", line)
     stream.write(line + "\n")
     stream.flush()
 
@@ -157,6 +154,12 @@ def from_cwd(root: Path, path: str) -> str:
     problem = include_problem(rel)
     if problem:
         raise UsageError(f"--include {path}: {problem}")
+    try:
+        rel.encode("utf-8")  # the manifest names it, in YAML
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"--include {path!r}: not UTF-8; include the folder that holds it"
+        ) from None
     if not os.path.lexists(full):
         raise UsageError(f"--include {path}: no such file or folder")
     return rel + "/" if os.path.isdir(full) and not rel.endswith("/") else rel

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -59,20 +60,42 @@ def run_git(
     """
     full_env = child_env(env)
     try:
-        proc = subprocess.run(
+        child = subprocess.Popen(
             ["git", *argv],
             cwd=cwd,
-            input=stdin,
+            stdin=subprocess.PIPE if stdin is not None else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=full_env,
-            capture_output=True,
-            check=False,
             pass_fds=tuple(INHERITED_FDS),
         )
     except OSError as exc:  # git missing, cwd gone
         raise GitFailed(argv, 127, str(exc)) from exc
+    with child:
+        try:
+            out, err = child.communicate(stdin)
+        except KeyboardInterrupt:
+            _outlast(child)
+            raise
+    if child.returncode == -signal.SIGINT:  # a Ctrl-C reached git too (on any thread)
+        raise KeyboardInterrupt
+    proc = subprocess.CompletedProcess(["git", *argv], child.returncode, out, err)
     if check and proc.returncode != 0:
         raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
     return proc
+
+
+def _outlast(child: subprocess.Popen[bytes]) -> None:
+    """After a Ctrl-C, wait for git to end (reading what it writes, which it may need
+    in order to end), through more Ctrl-Cs: never out while it writes a ref or an index,
+    and never a SIGKILL that would leave its lock file behind. A terminal's Ctrl-C
+    reaches git too, which then cleans up and stops at once."""
+    while True:
+        try:
+            child.communicate()
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _ntfs_dotgit(part: str) -> bool:
@@ -110,26 +133,39 @@ def _oid(text: str) -> str | None:
 
 def concurrently(*calls: Callable[[], Any]) -> list[Any]:
     """Each call's result, the calls run side by side on threads (their git children
-    then share the cores); the first exception is raised once all have finished."""
+    then share the cores); the first exception is raised once all have finished, a
+    Ctrl-C before any other (the failures it caused follow from it)."""
     import threading  # subprocess has imported it already
 
     results: list[Any] = [None] * len(calls)
     errors: list[BaseException] = []
+    ended = [threading.Event() for _ in calls]
 
     def run(n: int) -> None:
         try:
             results[n] = calls[n]()
         except BaseException as exc:  # handed to the caller below
             errors.append(exc)
+        finally:
+            ended[n].set()
 
     threads = [threading.Thread(target=run, args=(n,)) for n in range(1, len(calls))]
     for thread in threads:
         thread.start()
     run(0)
+    # Through a Ctrl-C too: a thread's git may be writing a ref. (Not Thread.join: a
+    # Ctrl-C inside it marks a running thread as ended, in Python 3.11.)
+    for event in ended:
+        while not event.is_set():
+            try:
+                event.wait()
+            except KeyboardInterrupt as exc:
+                errors.insert(0, exc)
     for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+        thread.join()  # ended already
+    interrupts = [e for e in errors if isinstance(e, KeyboardInterrupt)]
+    if interrupts or errors:
+        raise (interrupts or errors)[0]
     return results
 
 

@@ -154,19 +154,24 @@ def test_both_paths_say_the_same(repo: Repo) -> None:
     assert '"error"' in as_json.stdout and len(as_json.stderr.splitlines()) == 1
 
 
-def test_escape_sequences_reach_terminals_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """console.echo prints for both paths now: escape sequences go to a terminal only,
-    as click.echo sends them (user text is made printable before it gets here; this is
-    the colors and whatever else carries them)."""
+def test_colors_go_to_terminals_and_content_goes_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    """emit colors status words on a terminal only; escape bytes that are content (a
+    diff of a file that holds them) reach a pipe unchanged (click.echo stripped them)."""
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
-    line = "\033[31mfailed\033[0m and \033[1mbold\033[0m"
-    for stream, wanted in ((io.StringIO(), "failed and bold\n"), (Terminal(), line + "\n")):
+    class Lines:
+        def lines(self) -> list[str]:
+            return ["verifier unit failed", "+\033[31mred\033[0m"]
+
+    piped = "verifier unit failed\n+\033[31mred\033[0m\n"
+    colored = "verifier unit \033[31mfailed\033[0m\n+\033[31mred\033[0m\n"
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for stream, wanted in ((io.StringIO(), piped), (Terminal(), colored)):
         monkeypatch.setattr("sys.stdout", stream)
-        console.echo(line)
+        console.emit(Lines(), as_json=False)
         assert stream.getvalue() == wanted
 
 

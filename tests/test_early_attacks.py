@@ -112,8 +112,7 @@ def logged(repo: Repo, *args: str, expect: int | None = 0, **kw: str) -> list[st
 
 
 def early_calls(calls: list[str]) -> list[str]:
-    """The early scan's three children: git calls made with `-C ROOT` (as are the
-    commands the launcher runs ahead, early._run_ahead) that scan."""
+    """The early scan's three children: the git calls made with `-C ROOT` that scan."""
     scans = (" status ", " write-tree", " ls-files -v ")
     return [c for c in calls if c.startswith("-C ") and any(s in f"{c} " for s in scans)]
 

@@ -79,16 +79,24 @@ def test_ctrl_c_that_reaches_git_is_an_interruption_not_a_git_failure(
 
 
 def test_an_include_path_that_is_not_utf8_saves_a_readable_checkpoint(repo: Repo) -> None:
-    """Paths are bytes: `save --include $'lat\\xe9.txt'` of an ignored file exits 0,
-    `checkpoint saved: cp_001`, but the manifest it writes is not valid YAML: `show`,
-    `diff` and `list` then call cp_001 malformed (exit 2)."""
-    name = os.fsdecode(b"lat\xe9.txt")
+    """Paths are bytes: `save --include $'lat\\xe9.txt'` of an ignored file exited 0,
+    `checkpoint saved: cp_001`, but the manifest it wrote was not valid YAML: `show`,
+    `diff` and `list` then called cp_001 malformed (exit 2). The manifest names its
+    includes: such a path is refused in one line (exit 2, nothing saved), and its
+    folder, included instead, brings the file along."""
+    (repo.path / "inc").mkdir()
+    name = os.fsdecode(b"inc/lat\xe9.txt")
     (repo.path / name).write_bytes(b"kept\n")
-    (repo.path / ".gitignore").write_bytes(b"lat\xe9.txt\n")
-    repo.cp("save", "--include", name, "-m", "inc")
+    (repo.path / ".gitignore").write_bytes(b"inc/\n")
+    refused = repo.cp("save", "--include", name, "-m", "inc", expect=2)
+    assert refused.stderr.count("\n") == 1 and "not UTF-8" in refused.stderr
+    assert repo.git("for-each-ref", "refs/checkpoints") == ""
+    repo.cp("save", "--include", "inc", "-m", "inc")
     shown = repo.cp("show", "cp_001", expect=None)
     assert shown.returncode == 0, shown.stderr
     assert "malformed" not in repo.cp("list").stdout
+    overlay = repo.git("ls-tree", "-r", "--name-only", "-z", "refs/checkpoints/main/cp_001^3")
+    assert name in overlay.split("\0")
 
 
 def test_diff_piped_keeps_the_escape_bytes_of_a_file(repo: Repo) -> None:
