@@ -33,7 +33,19 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Interrupted(BaseException):
+    """A Ctrl-C, carried past click's own handler (which writes a blank line first)."""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted from exc
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="git-checkpoint")
 def cli() -> None:
     """Checkpoints for AI coding agents: save, verify, restore and share the workspace."""
@@ -445,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
     def body() -> int:
         try:
             code = cli.main(args=args, prog_name="git checkpoint", standalone_mode=False)
-        except click.exceptions.Abort:
+        except (click.exceptions.Abort, _Interrupted):
             fail("git checkpoint: interrupted", 130, as_json)
         except click.exceptions.NoArgsIsHelpError as exc:
             exc.show()

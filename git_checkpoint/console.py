@@ -229,6 +229,9 @@ def fail(line: str, code: int, as_json: bool) -> NoReturn:
 def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
     """Run a command inside the one error boundary: every failure is one line and the
     exit code design.md §7 gives it (GIT_CHECKPOINT_DEBUG=1: the traceback instead)."""
+    from . import early
+
+    early.interrupt_once()
     debug = os.environ.get("GIT_CHECKPOINT_DEBUG") == "1"
     try:
         code = body()

@@ -135,6 +135,32 @@ def _finish_removing() -> None:
         _REMOVING = None
 
 
+_INTERRUPTED = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    global _INTERRUPTED
+    if _INTERRUPTED:
+        return  # the first is on its way out: what it cleans up must not be cut short
+    _INTERRUPTED = True
+    raise KeyboardInterrupt
+
+
+def interrupt_once() -> None:
+    """From here on, a Ctrl-C raises KeyboardInterrupt once, and the ones after it wait
+    for its way out (children waited for, scratch folders removed, the lock released):
+    a second Ctrl-C leaves nothing half undone, and no traceback. A handler of our own,
+    not SIG_IGN, so that git children get the default back when they start. The launcher
+    sets it first thing; console.guarded on every path (the main thread only)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not _on_sigint:
+        try:  # noqa: SIM105 (contextlib costs the early scan 3 ms, before git starts)
+            signal.signal(signal.SIGINT, _on_sigint)
+        except ValueError:  # not the main thread: Python's own handler stays
+            pass
+
+
 def start(argv: list[str]) -> None:
     """Start the scan when `argv` (the command line after the program's name) is a save,
     a restore or an undo in a repository found without git. Raises nothing but a Ctrl-C

@@ -86,16 +86,18 @@ def run_git(
 
 
 def _outlast(child: subprocess.Popen[bytes]) -> None:
-    """After a Ctrl-C, wait for git to end (reading what it writes, which it may need
-    in order to end), through more Ctrl-Cs: never out while it writes a ref or an index,
-    and never a SIGKILL that would leave its lock file behind. A terminal's Ctrl-C
-    reaches git too, which then cleans up and stops at once."""
-    while True:
-        try:
-            child.communicate()
-            return
-        except KeyboardInterrupt:
-            continue
+    """After a Ctrl-C: pass it on to git, as a terminal's Ctrl-C would (git removes its
+    lock files and stops), and wait for git itself, not for the end of its output (a
+    child of its own, such as ssh, may hold that open). Never a SIGKILL first, which
+    would leave a ref's lock file behind; 10 s on, if git has not stopped, one all the
+    same. (console.interrupt_once: the Ctrl-Cs after the first wait for this.)"""
+    with contextlib.suppress(ProcessLookupError):
+        child.send_signal(signal.SIGINT)
+    try:
+        child.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
 
 
 def _ntfs_dotgit(part: str) -> bool:

@@ -12,6 +12,7 @@ from . import early
 
 def main() -> None:
     argv = sys.argv[1:]
+    early.interrupt_once()
     try:
         early.start(argv)
         from . import console, direct

@@ -3,7 +3,7 @@ on events). Swept: SIGINT at every git call of save, restore and undo through th
 launcher, to it alone (its git then still runs 0.3 s) and to its whole group: each
 held (exit 130, one line, no lock or *.lock left, the next save works, a cut restore
 finished by --continue). Large stdout + stderr, large stdin, git exiting while fed:
-as subprocess.run. The tests below are what broke."""
+as subprocess.run. The tests below are what broke; each failed before its fix."""
 
 from __future__ import annotations
 
