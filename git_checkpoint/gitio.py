@@ -75,7 +75,7 @@ def run_git(
         try:
             out, err = child.communicate(stdin)
         except KeyboardInterrupt:
-            _outlast(child)
+            pass_ctrl_c_on(child, grace=10)
             raise
     if child.returncode == -signal.SIGINT:  # a Ctrl-C reached git too (on any thread)
         raise KeyboardInterrupt
@@ -85,16 +85,16 @@ def run_git(
     return proc
 
 
-def _outlast(child: subprocess.Popen[bytes]) -> None:
-    """After a Ctrl-C: pass it on to git, as a terminal's Ctrl-C would (git removes its
-    lock files and stops), and wait for git itself, not for the end of its output (a
-    child of its own, such as ssh, may hold that open). Never a SIGKILL first, which
-    would leave a ref's lock file behind; 10 s on, if git has not stopped, one all the
-    same. (console.interrupt_once: the Ctrl-Cs after the first wait for this.)"""
+def pass_ctrl_c_on(child: subprocess.Popen[Any], grace: float) -> None:
+    """After a Ctrl-C: pass it on to `child`, as a terminal's Ctrl-C would (git removes
+    its lock files and stops), and wait for the child itself, not for the end of its
+    output (a child of its own, such as ssh, may hold that open). A SIGKILL only once
+    `grace` seconds have gone by: a killed git can leave a ref's lock file behind.
+    (early.interrupt_once: the Ctrl-Cs after the first wait for this.)"""
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signal.SIGINT)
     try:
-        child.wait(timeout=10)
+        child.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()

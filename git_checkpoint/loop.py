@@ -14,7 +14,6 @@ import fcntl
 import functools
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from . import state, tasks
 from .config import Config
 from .errors import Refused, UsageError
-from .gitio import Repo
+from .gitio import Repo, pass_ctrl_c_on
 from .notes import read_events
 from .recovery import restore_to
 from .snapshot import capture_workspace
@@ -119,12 +118,7 @@ def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool) 
     try:
         return proc.wait()
     except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        pass_ctrl_c_on(proc, grace=5)
         raise
 
 
