@@ -178,6 +178,9 @@ class SizeBench:
         self.problems: list[str] = []
         self.extra: dict[str, object] = {}
         self.scratch = Path(tempfile.mkdtemp(prefix="bench-peer-"))
+        # In every edit: the cached repository keeps the objects of earlier runs, and
+        # content git has stored already is hashed without being written again.
+        self.nonce = os.urandom(4).hex()
 
     # helpers -------------------------------------------------------------------------------
 
@@ -238,10 +241,11 @@ class SizeBench:
         self.git("clean", "-fdq")  # untracked only; the ignored node_modules/ stays
         shutil.rmtree(self.cwd / "tmp", ignore_errors=True)
         for i, rel in enumerate(self.repo.changed):
-            extra = f"agent edit {i}\n" + (f"variant {variant}\n" if i == 0 and variant else "")
+            extra = f"agent edit {i} {self.nonce}\n"
+            extra += f"variant {variant}\n" if i == 0 and variant else ""
             self.write(rel, self.repo.original[rel] + extra.encode())
         for i, rel in enumerate(self.repo.new_files):
-            self.write(rel, f"def new_{i}():\n    return {i}\n".encode() * 60)
+            self.write(rel, f"def new_{i}():\n    return {i}  # {self.nonce}\n".encode() * 60)
         for i, rel in enumerate(self.repo.fixtures):
             self.write(rel, fixture(i))
         self.settle(wait)
@@ -250,7 +254,7 @@ class SizeBench:
         """A failed attempt on top of the agent state: `count` more tracked files edited."""
         paths = self.repo.attempt_pool[:count]
         for rel in paths:
-            self.write(rel, self.repo.original[rel] + f"attempt {tag}\n".encode())
+            self.write(rel, self.repo.original[rel] + f"attempt {tag} {self.nonce}\n".encode())
         self.settle()
         return paths
 
