@@ -31,16 +31,6 @@ STATUS_ARGV = (
 )
 # The index's marks (assume-unchanged, skip-worktree): snapshot._marks parses the output.
 FLAGGED_ARGV = ("ls-files", "-v", "-z")
-# Where a command's repository is (gitio.Repo.discover).
-DISCOVER_ARGV = (
-    "rev-parse",
-    "--path-format=absolute",
-    "--show-toplevel",
-    "--absolute-git-dir",
-    "--git-common-dir",
-)
-# A listing of checkpoints, one record each (store.load_checkpoints reads it).
-REFS_FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)%00%01"
 # The git config a save reads (gitio.CONFIG_PATTERN), compared as read.
 CONFIG_ARGV = (
     "config",

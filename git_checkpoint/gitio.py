@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from .errors import GitFailed, UsageError
 from .gitfast import (
     CONFIG_ARGV,
-    DISCOVER_ARGV,
     child_env,
     link_or_copy,
     private_folder,
@@ -188,7 +187,13 @@ class Repo:
     def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:
         """The repository of `cwd`; `user_env`: honour the user's GIT_DIR/GIT_WORK_TREE."""
         where = Path(cwd) if cwd is not None else Path.cwd()
-        argv = list(DISCOVER_ARGV)
+        argv = [
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--absolute-git-dir",
+            "--git-common-dir",
+        ]
         # The one call that honours GIT_DIR / GIT_WORK_TREE, if the user set them.
         names = ("GIT_DIR", "GIT_WORK_TREE") if user_env else ()
         inherited = {k: os.environ[k] for k in names if k in os.environ}

@@ -18,7 +18,6 @@ import yaml
 from . import quickstate, state
 from .config import Config
 from .errors import UsageError
-from .gitfast import REFS_FORMAT
 from .gitio import Repo, nul_list
 from .manifest import build_manifest, parse_manifest, repo_slug
 from .snapshot import Snapshot, capture_workspace
@@ -143,6 +142,9 @@ def split_ref(ref: str) -> tuple[str, str] | None:
     return task, cp_id
 
 
+_FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(contents)%00%01"
+
+
 def _summary_message(message: str) -> str:
     first = message.split("\n", 1)[0]
     text = first.split(": ", 1)[1] if ": " in first else ""
@@ -153,7 +155,7 @@ def load_checkpoints(repo: Repo, prefix: str = REF_ROOT) -> list[Checkpoint]:
     """Every checkpoint under prefix, fetched ones included when the prefix covers them."""
     from .manifest_cache import ManifestCache
 
-    out = repo.git("for-each-ref", f"--format={REFS_FORMAT}", prefix)
+    out = repo.git("for-each-ref", f"--format={_FORMAT}", prefix)
     found: list[Checkpoint] = []
     cache = ManifestCache(repo)
     seen: set[str] = set()

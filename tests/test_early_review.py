@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -391,14 +390,7 @@ def test_core_worktree_elsewhere_fails_as_the_plain_path(repo: Repo, tmp_path: P
     holder, _ = _worktree_elsewhere(repo, tmp_path, "ours")
     twin_holder, _ = _worktree_elsewhere(repo, tmp_path, "twin")
     ours = launch(repo, "save", "-m", "x", expect=None, cwd=holder)
-    theirs = subprocess.run(
-        [sys.executable, "-m", "git_checkpoint", "save", "-m", "x"],
-        cwd=twin_holder,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    theirs = run_plain(repo, "save", "-m", "x", cwd=twin_holder)
     # Both exit 4 (`for-each-ref ... not a git repository`): the save path runs git in
     # the work tree core.worktree names, which has no .git (not the early scan's doing).
     assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
@@ -425,14 +417,7 @@ def test_a_git_file_with_a_nul_fails_as_the_plain_path(repo: Repo, tmp_path: Pat
     work = tmp_path / "gitfile"
     work.mkdir()
     (work / ".git").write_bytes(b"gitdir: " + str(repo.path / ".g").encode() + b"\0it\n")
-    theirs = subprocess.run(
-        [sys.executable, "-m", "git_checkpoint", "save", "-m", "x"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    theirs = run_plain(repo, "save", "-m", "x", cwd=work)
     ours = launch(repo, "save", "-m", "x", expect=None, cwd=work)
     no_traceback(ours)
     assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
