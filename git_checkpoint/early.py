@@ -136,12 +136,17 @@ def _finish_removing() -> None:
 
 
 _INTERRUPTED = False
+_STARTING = False  # in start(): a Ctrl-C waits until every child it started is listed
+_PENDING = False  # a Ctrl-C that came meanwhile
 
 
 def _on_sigint(signum: int, frame: object) -> None:
-    global _INTERRUPTED
+    global _INTERRUPTED, _PENDING
     if _INTERRUPTED:
         return  # the first is on its way out: what it cleans up must not be cut short
+    if _STARTING:
+        _PENDING = True  # raised once start() has every child on its list
+        return
     _INTERRUPTED = True
     raise KeyboardInterrupt
 
@@ -165,15 +170,22 @@ def start(argv: list[str]) -> None:
     """Start the scan when `argv` (the command line after the program's name) is a save,
     a restore or an undo in a repository found without git. Raises nothing but a Ctrl-C
     (KeyboardInterrupt), after what had started is waited for and removed."""
+    global _STARTING, _PENDING, _INTERRUPTED
     if not argv or argv[0] not in COMMANDS or any(a in _NOT_NOW for a in argv):
         return
+    _STARTING = True
     try:
         _start()
     except (OSError, ValueError):  # ValueError: a path with a NUL in it
         discard()
-    except BaseException:  # Ctrl-C: what started is waited for and removed
+    except BaseException:  # Ctrl-C (Python's own handler): what started is removed
         discard()
         raise
+    finally:
+        _STARTING = False
+    if _PENDING:  # a Ctrl-C during the start: raised now, every child on the list
+        _PENDING, _INTERRUPTED = False, True
+        raise KeyboardInterrupt
 
 
 def _start() -> None:
