@@ -14,9 +14,9 @@ that a line-based git command cannot carry, a repository that does not use SHA-1
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 
+from . import indexfile
 from .gitio import Repo, concurrently, nul_list
 from .objects import raw_entries
 
@@ -165,21 +165,27 @@ def _added(
         entry = trees[folder].get(b".gitattributes")
         if entry is not None and entry[0] in REGULAR:
             seed[f"{folder}/.gitattributes" if folder else ".gitattributes"] = entry
-    info = "".join(f"{mode} {oid}\t{path}\0" for path, (mode, oid) in seed.items())
     with repo.temp_index() as env:
-        if info:
-            repo.git("update-index", "-z", "--index-info", stdin=os.fsencode(info), env=env)
+        index = env["GIT_INDEX_FILE"]
+        indexfile.write_seed(index, seed)
         order = sorted([*paths, *gone_rules], key=lambda p: p.encode("utf-8", "surrogateescape"))
         argv = ["update-index", "--add", "--remove", "-z", "--stdin"]  # in index order
         repo.git(*argv, stdin=nul_list(order), env=env)
-        listed = repo.git("ls-files", "-s", "-z", env=env)
-    entries: dict[str, tuple[str, str] | None] = {}
-    for record in listed.decode("utf-8", "surrogateescape").split("\0"):
+        entries = indexfile.read_entries(index)
+        if entries is None:  # not an index we read (a split one): git lists it
+            entries = _listed(repo.git("ls-files", "-s", "-z", env=env))
+    return {p: entries.get(p) for p in paths}  # absent: git removed it, as add -u would
+
+
+def _listed(out: bytes) -> dict[str, tuple[str, str]]:
+    """`ls-files -s -z`'s entries: path -> (mode, id)."""
+    entries: dict[str, tuple[str, str]] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
         if record:
             meta, _, path = record.partition("\t")
             mode, oid, _ = meta.split(" ")
             entries[path] = (mode, oid)
-    return {p: entries.get(p) for p in paths}  # absent: git removed it, as add -u would
+    return entries
 
 
 def _sort_key(item: tuple[bytes, tuple[str, str]]) -> bytes:

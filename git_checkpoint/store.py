@@ -8,9 +8,11 @@ immutable manifest (`manifest.py`); mutable state is in notes (`notes.py`).
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -310,8 +312,54 @@ def resolve(repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = 
 # --- creation -----------------------------------------------------------------------------
 
 
-# Commit -> tree: immutable, so safe to remember for the life of the process.
+# Commit -> tree: a commit id names its tree for good. What this process wrote, and the
+# I and U commits of the last saves (the `trees` file in the state folder, kept by each
+# save), answer trees_of without a `rev-parse`: a save compares with its last checkpoint,
+# a restore reads a recent one, undo the safety checkpoint just written.
 _TREES: dict[str, str] = {}
+_TREES_READ: set[str] = set()  # the files loaded into _TREES
+_TREES_KEPT = 200  # lines: the I and U commits of the last hundred saves or more
+_TREE_LINE = re.compile(r"([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64})")
+
+
+def _trees_file(repo: Repo) -> Path:
+    return repo.common_dir / "checkpoint" / "trees"
+
+
+def _read_trees_file(repo: Repo) -> None:
+    path = _trees_file(repo)
+    if str(path) in _TREES_READ:
+        return
+    _TREES_READ.add(str(path))
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return
+    for line in text.splitlines():
+        match = _TREE_LINE.fullmatch(line)
+        if match:  # anything else is not ours: ignored, git answers instead
+            _TREES.setdefault(match[1], match[2])
+
+
+def _keep_trees(repo: Repo, found: dict[str, str]) -> None:
+    """Add commit -> tree pairs to the `trees` file (the caller holds the lock)."""
+    _read_trees_file(repo)
+    _TREES.update(found)
+    path = repo.state_dir() / _trees_file(repo).name
+    try:
+        kept = path.read_text(encoding="ascii", errors="replace").splitlines()
+    except OSError:
+        kept = []
+    lines = [
+        line for line in kept if _TREE_LINE.fullmatch(line) and line.partition(" ")[0] not in found
+    ]
+    lines += [f"{commit} {tree}" for commit, tree in found.items()]
+    tmp = path.with_name(f".trees.{os.getpid()}.tmp")
+    try:  # a cache: no fsync, and a save never fails over it
+        tmp.write_text("".join(f"{line}\n" for line in lines[-_TREES_KEPT:]), encoding="ascii")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def summary_line(cp_id: str, task: str, message: str) -> str:
@@ -356,14 +404,18 @@ def write_checkpoint(
     commit = repo.commit_tree(
         snapshot.worktree_tree, parents, f"{summary_line(cp_id, task, message)}\n\n{body}"
     )
-    _TREES[index_commit] = snapshot.index_tree
+    found = {index_commit: snapshot.index_tree}
     if overlay_commit and snapshot.overlay_tree:
-        _TREES[overlay_commit] = snapshot.overlay_tree
+        found[overlay_commit] = snapshot.overlay_tree
+    _keep_trees(repo, found)
     return commit, index_commit, overlay_commit
 
 
 def _tree_ids(repo: Repo, commits: list[str]) -> list[str]:
     missing = [c for c in commits if c not in _TREES]
+    if missing:
+        _read_trees_file(repo)
+        missing = [c for c in commits if c not in _TREES]
     if missing:
         found = repo.git("rev-parse", *(f"{c}^{{tree}}" for c in missing)).decode().split()
         _TREES.update(zip(missing, found, strict=True))

@@ -1,0 +1,144 @@
+"""The index files graft.py writes and reads itself (indexfile.py), checked against git's
+own reading and writing, and the trees of recent checkpoints kept for trees_of."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_checkpoint import indexfile
+
+from .conftest import Repo
+from .test_early_scan import traced
+from .test_store_reuse import parents
+
+
+def listed(repo: Repo, index: Path) -> dict[str, tuple[str, str]]:
+    """git's own reading of `index`: path -> (mode, id)."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    out = subprocess.run(
+        ["git", "ls-files", "-s", "-z"], cwd=repo.path, env=env, capture_output=True, check=True
+    ).stdout.decode("utf-8", "surrogateescape")
+    entries = {}
+    for record in out.split("\0"):
+        if record:
+            meta, _, path = record.partition("\t")
+            mode, oid, _ = meta.split(" ")
+            entries[path] = (mode, oid)
+    return entries
+
+
+def git_index(repo: Repo, index: Path, *args: str, stdin: bytes | None = None) -> None:
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    subprocess.run(["git", *args], cwd=repo.path, env=env, input=stdin, check=True)
+
+
+def test_a_seed_reads_back_in_git_as_written(repo: Repo, tmp_path: Path) -> None:
+    blob = repo.git("hash-object", "-w", "--stdin", input=b"x\n").strip()
+    head = repo.git("rev-parse", "HEAD").strip()
+    entries = {
+        "a.txt": ("100644", blob),
+        "bin/run": ("100755", blob),
+        "link": ("120000", blob),
+        "mod": ("160000", head),
+        "dir/ü\udcff.txt": ("100644", blob),  # not UTF-8: kept as bytes
+        "a-b": ("100644", blob),  # "-" sorts before "."
+        "n/" + "x" * 5000: ("100644", blob),  # longer than the flags' 12 bits
+    }
+    index = tmp_path / "index"
+    indexfile.write_seed(str(index), entries)
+    assert listed(repo, index) == entries
+    assert indexfile.read_entries(str(index)) == entries
+    git_index(repo, index, "update-index", "--add", "--remove", "a.txt")  # gone on disk
+    assert indexfile.read_entries(str(index)) == listed(repo, index)
+    assert "a.txt" not in listed(repo, index)
+
+
+def test_an_empty_seed_is_an_empty_index(repo: Repo, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    indexfile.write_seed(str(index), {})
+    assert listed(repo, index) == {} and indexfile.read_entries(str(index)) == {}
+    git_index(repo, index, "update-index", "--add", "src/app.py")
+    assert indexfile.read_entries(str(index)) == listed(repo, index) != {}
+
+
+def test_git_written_indexes_read_the_same_or_not_at_all(repo: Repo, tmp_path: Path) -> None:
+    """Versions 2 and 3 read as ls-files lists them; version 4, a split index, a
+    conflict or a damaged file answer None (graft then asks ls-files)."""
+    real = repo.path / ".git/index"
+    assert indexfile.read_entries(str(real)) == listed(repo, real)
+    index = tmp_path / "index"
+    index.write_bytes(real.read_bytes())
+    git_index(repo, index, "update-index", "--index-version", "3")
+    git_index(repo, index, "update-index", "--skip-worktree", "src/app.py")  # extended flag
+    assert indexfile.read_entries(str(index)) == listed(repo, index)
+    git_index(repo, index, "update-index", "--index-version", "4")
+    assert indexfile.read_entries(str(index)) is None
+    git_index(repo, index, "update-index", "--index-version", "2")
+    git_index(repo, index, "update-index", "--split-index")
+    assert b"link" in index.read_bytes()  # the entries are in a shared index beside it
+    assert indexfile.read_entries(str(index)) is None
+    blob = repo.git("hash-object", "-w", "--stdin", input=b"theirs\n").strip()
+    conflicted = tmp_path / "conflicted"
+    info = f"100644 {blob} 2\tc.txt\n100644 {blob} 3\tc.txt\n".encode()
+    git_index(repo, conflicted, "update-index", "--index-info", stdin=info)
+    assert indexfile.read_entries(str(conflicted)) is None
+    data = real.read_bytes()
+    for damaged in (data[:40], data[:-21], b"XXXX" + data[4:], b""):
+        index.write_bytes(damaged)
+        assert indexfile.read_entries(str(index)) is None
+    assert indexfile.read_entries(str(tmp_path / "absent")) is None
+
+
+@pytest.mark.parametrize("setting", ["core.splitIndex=true", "index.version=4"])
+def test_save_under_a_split_or_v4_index_is_add_u(repo: Repo, setting: str) -> None:
+    """graft's scratch index in another form: ls-files reads it, W is still add -u's."""
+    key, value = setting.split("=")
+    repo.git("config", key, value)
+    repo.write("src/app.py", "print('edited')\n")
+    repo.write("docs/new.md", "untracked\n")
+    repo.cp("save", "-m", "one")
+    repo.git("add", "-u")
+    assert (
+        repo.git("write-tree").strip()
+        == repo.git("rev-parse", "refs/checkpoints/main/cp_001^{tree}").strip()
+    )
+
+
+def test_the_trees_of_recent_checkpoints_need_no_git(repo: Repo) -> None:
+    """A save writes the tree of each I and U commit to the state folder's `trees`; the
+    next save, and a restore of a recent checkpoint, read them there, not with rev-parse."""
+    repo.write(".checkpoint.yaml", "secrets: {on_save: warn}\n")
+    repo.write("notes.txt", "untracked\n")
+    repo.cp("save", "-m", "one")
+    index_commit, overlay_commit = parents(repo, "cp_001")[1:]
+    kept = (repo.path / ".git/checkpoint/trees").read_text().splitlines()
+    for commit in (index_commit, overlay_commit):
+        assert f"{commit} {repo.git('rev-parse', commit + '^{tree}').strip()}" in kept
+    repo.write("src/app.py", "print('two')\n")
+    calls = traced(repo, "save", "-m", "two")
+    assert not [c for c in calls if any("^{tree}" in a for a in c)], calls
+    calls = traced(repo, "restore", "cp_001")
+    assert not [c for c in calls if any("^{tree}" in a for a in c)], calls
+    assert repo.path.joinpath("src/app.py").read_text() != "print('two')\n"
+
+
+def test_a_broken_trees_file_is_no_cache(repo: Repo) -> None:
+    """Lines that are not `commit tree` are ignored (git answers); a trees file that cannot
+    be written never fails a save."""
+    trees = repo.path / ".git/checkpoint/trees"
+    repo.cp("save", "-m", "one")
+    trees.write_bytes(b"\xff\xfe garbage\nnot two ids\n" + b"a" * 40 + b"\n")
+    repo.write("src/app.py", "print('two')\n")
+    repo.cp("save", "-m", "two")
+    repo.cp("restore", "cp_001")
+    assert trees.read_text().count("\n") >= 1 and "garbage" not in trees.read_text()
+    trees.unlink()
+    trees.mkdir()  # cannot be replaced by a file
+    repo.write("src/app.py", "print('three')\n")
+    repo.cp("save", "-m", "three")
+    repo.cp("restore", "cp_002")
+    assert repo.path.joinpath("src/app.py").read_text() == "print('two')\n"
