@@ -36,7 +36,8 @@ CONFIG_ARGV = (
     "config",
     "-z",
     "--get-regexp",
-    r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$)",
+    r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
+    r"|core\.sharedrepository$|extensions\.objectformat$)",
 )
 
 

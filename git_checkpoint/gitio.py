@@ -340,8 +340,8 @@ class Repo:
 
     @cached_property
     def _config(self) -> list[tuple[str, str]]:
-        """Our `checkpoint.*` keys, the origin URL, core.ignoreCase and core.autocrlf,
-        read once."""
+        """Our `checkpoint.*` keys, the origin URL, core.ignoreCase, core.autocrlf,
+        core.sharedRepository and extensions.objectFormat, read once."""
         proc = run_git(["config", "-z", "--get-regexp", CONFIG_PATTERN], self.root, check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
@@ -372,6 +372,11 @@ class Repo:
     def ignore_case(self) -> bool:
         values = [v.lower() for k, v in self._config if k == "core.ignorecase"]
         return bool(values) and values[-1] in ("true", "yes", "on", "1", "")
+
+    def sha1(self) -> bool:
+        """Whether objects are named by SHA-1 (else SHA-256: extensions.objectFormat)."""
+        values = [v.lower() for k, v in self._config if k == "extensions.objectformat"]
+        return not values or values[-1] == "sha1"
 
     def origin_url(self) -> str | None:
         urls = [v for k, v in self._config if k == "remote.origin.url"]

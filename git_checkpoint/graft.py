@@ -5,8 +5,9 @@ at 100,000 files: about 100 ms) to change a handful of entries. The scan already
 every tracked path whose work-tree state differs from the index (`status
 --porcelain=v2`), so W needs only: the trees on their way to the root read (`cat-file
 --batch`), those files added to a small index seeded with their own entries (so git
-applies every rule `git add` would), and the trees rewritten (`mktree --batch`). Cost
-grows with the change, not with the repository.
+applies every rule `git add` would), and the trees rewritten (as loose objects, loose.py;
+`mktree --batch` where git would write them otherwise). Cost grows with the change, not
+with the repository.
 
 `graft` answers None for what it leaves to `add -u` (the caller's fallback): a path
 that a line-based git command cannot carry, a repository that does not use SHA-1.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from . import indexfile
+from . import indexfile, loose
 from .gitio import Repo, concurrently, nul_list
 from .objects import raw_entries
 
@@ -68,6 +69,16 @@ def graft(repo: Repo, index_tree: str, changes: Mapping[str, str]) -> str | None
             new = _added(repo, trees, present, gone_rules)
         new.update({p: None for p, m in changes.items() if m == DELETED})
         return _write_trees(repo, trees, folders, new)
+    except _NotGraftable:
+        return None
+
+
+def tree_of(repo: Repo, entries: Mapping[str, tuple[str, str]]) -> str | None:
+    """The tree of a whole index's `entries` (path -> (mode, id)), written as write-tree
+    would; None when there is no entry."""
+    folders = sorted(_with_ancestors(_parent(p) for p in entries), key=_depth, reverse=True)
+    try:
+        return _write_trees(repo, {folder: {} for folder in folders}, folders, entries)
     except _NotGraftable:
         return None
 
@@ -210,7 +221,7 @@ def _write_trees(
             by_folder.setdefault(_parent(folder), []).append((folder.rpartition("/")[2], None))
     written: dict[str, str | None] = {}  # folder -> its new id, None when it is now empty
     batch: list[bytes] = []
-    expected: list[str] = []
+    expected: dict[str, bytes] = {}  # new tree id -> its body
     for folder in folders:  # deepest first: each child is written before its parent
         entries = dict(trees[folder])
         for name, entry in by_folder.get(folder, []):
@@ -240,12 +251,16 @@ def _write_trees(
             for name, (mode, oid_) in ordered
         ]
         batch.append(b"\0")
-        expected.append(oid)
+        expected[oid] = body
     root = written[""]
     if root is None:
         raise _NotGraftable()  # every tracked file is gone: write-tree writes the empty tree
-    if expected:
-        out = repo.git("mktree", "-z", "--batch", stdin=b"".join(batch))
-        if out.decode().split() != expected:
-            raise _NotGraftable()  # never expected; add -u will say what git thinks
+    if not expected:
+        return root
+    if loose.usable(repo.config_pairs()):  # as mktree would write them, one process less
+        loose.write_trees(repo.common_dir / "objects", expected)
+        return root
+    out = repo.git("mktree", "-z", "--batch", stdin=b"".join(batch))
+    if out.decode().split() != list(expected):
+        raise _NotGraftable()  # never expected; add -u will say what git thinks
     return root

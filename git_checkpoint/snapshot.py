@@ -17,12 +17,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import early, quickstate
+from . import early, graft, indexfile, quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
 from .gitfast import FLAGGED_ARGV
 from .gitio import Repo, concurrently, git_refuses_path, nul_list
-from .graft import GITLINK, graft
+from .graft import GITLINK
 from .quickstate import include_argv
 from .scan import Scan, exclude_matcher, parse_status, scan, stage
 
@@ -358,7 +358,7 @@ def _fast_capture(
     intent_to_add = _intent_to_add(repo, tree_env, index_tree)
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
     worktree_tree, ahead = concurrently(
-        lambda: graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
+        lambda: graft.graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
         lambda: _overlay_ahead(repo, cfg, scanned.untracked, seen),
     )
     if worktree_tree is None:
@@ -512,4 +512,6 @@ def _overlay_tree(repo: Repo, files: list[str]) -> str | None:
         # not a failed save; U holds what was there to hash.
         argv = ("update-index", "--add", "--remove", "-z", "--stdin")
         repo.git(*argv, stdin=nul_list(files), env=env)
-        return repo.git("write-tree", env=env).decode().strip()
+        entries = indexfile.read_entries(env["GIT_INDEX_FILE"]) if repo.sha1() else None
+        tree = graft.tree_of(repo, entries) if entries else None  # no write-tree process
+        return tree or repo.git("write-tree", env=env).decode().strip()

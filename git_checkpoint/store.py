@@ -330,15 +330,15 @@ def _read_trees_file(repo: Repo) -> None:
     path = _trees_file(repo)
     if str(path) in _TREES_READ:
         return
-    _TREES_READ.add(str(path))
     try:
         text = path.read_text(encoding="ascii", errors="replace")
     except OSError:
-        return
+        text = ""
     for line in text.splitlines():
         match = _TREE_LINE.fullmatch(line)
         if match:  # anything else is not ours: ignored, git answers instead
             _TREES.setdefault(match[1], match[2])
+    _TREES_READ.add(str(path))  # last: the secret scan's thread may be reading it too
 
 
 def _keep_trees(repo: Repo, found: dict[str, str]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import indexfile
+from git_checkpoint import indexfile, loose
 
 from .conftest import Repo
 from .test_early_scan import traced
@@ -142,3 +142,120 @@ def test_a_broken_trees_file_is_no_cache(repo: Repo) -> None:
     repo.cp("save", "-m", "three")
     repo.cp("restore", "cp_002")
     assert repo.path.joinpath("src/app.py").read_text() == "print('two')\n"
+
+
+def test_the_overlay_tree_is_write_trees(repo: Repo, tmp_path: Path) -> None:
+    """U's tree, built from the scratch index here (graft.tree_of, loose.py), is the one
+    `write-tree` writes for the same files; git's strict fsck finds nothing to say."""
+    names = ["a", "a.txt", "a-b", "x/y/z.txt", "x/y.txt", "x/y-/q", "dé/ü.md", "bin/run"]
+    for name in names:
+        repo.write(f"new/{name}" if name == "a" else name, f"{name}\n")
+    os.chmod(repo.path / "bin/run", 0o755)
+    os.symlink("a.txt", repo.path / "link")
+    repo.cp("save", "-m", "overlay")
+    overlay = parents(repo, "cp_001")[2]
+    index = tmp_path / "index"
+    files = [f"new/{n}" if n == "a" else n for n in names] + ["link"]
+    git_index(
+        repo, index, "update-index", "--add", "-z", "--stdin", stdin="\0".join(files).encode()
+    )
+    expected = subprocess.run(
+        ["git", "write-tree"],
+        cwd=repo.path,
+        env={**os.environ, "GIT_INDEX_FILE": str(index)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert repo.git("rev-parse", f"{overlay}^{{tree}}").strip() == expected
+    repo.git("fsck", "--strict", "--no-dangling")
+    assert not list((repo.path / ".git/objects").glob("*/tmp_obj_*"))
+
+
+def sha256_repo(tmp_path: Path) -> Repo:
+    path = tmp_path / "r256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(path)], check=True)
+    return Repo(path)
+
+
+def test_sha256_objects_are_left_to_git(repo: Repo, tmp_path: Path) -> None:
+    """Ids of 64 hex digits: the overlay's tree and graft's trees come from git."""
+    from git_checkpoint.gitio import Repo as GitRepo
+
+    usual = GitRepo.discover(repo.path)
+    assert usual.sha1() and loose.usable(usual.config_pairs())
+    other = GitRepo.discover(sha256_repo(tmp_path).path)
+    assert not other.sha1() and not loose.usable(other.config_pairs())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="SHA-256 repositories are not supported yet: the refs are created against a "
+    "40-digit zero id (gitio.ZERO_OID), and manifests and sharing expect 40-digit ids",
+)
+def test_a_sha256_repository_saves_and_restores(tmp_path: Path) -> None:
+    repo = sha256_repo(tmp_path)
+    path = repo.path
+    repo.write("src/app.py", "print('one')\n")
+    repo.commit_all("init")
+    repo.write("src/app.py", "print('two')\n")
+    repo.write("notes.txt", "untracked\n")
+    repo.cp("save", "-m", "two")
+    repo.write("src/app.py", "print('three')\n")
+    (path / "notes.txt").unlink()
+    repo.cp("restore", "cp_001")
+    assert (path / "src/app.py").read_text() == "print('two')\n"
+    assert (path / "notes.txt").read_text() == "untracked\n"
+    repo.git("fsck", "--strict", "--no-dangling")
+
+
+def test_a_shared_repository_gets_its_objects_from_git(repo: Repo) -> None:
+    """core.sharedRepository: git writes the objects, with the group's permissions (a
+    folder we made under umask 077 would shut the group out)."""
+    repo.git("config", "core.sharedRepository", "group")
+    repo.write("deep/er/still/file.txt", "new\n")
+    repo.git("add", "deep")
+    repo.commit_all("deep")
+    repo.write("deep/er/still/file.txt", "edited\n")
+    repo.write("fresh/folder/new.txt", "untracked\n")
+    objects = repo.path / ".git/objects"
+    before = set(objects.iterdir())
+    old = os.umask(0o077)
+    try:
+        repo.cp("save", "-m", "shared")
+    finally:
+        os.umask(old)
+    made = [f for f in set(objects.iterdir()) - before if len(f.name) == 2]
+    assert made  # the save wrote objects in folders of its own
+    for folder in made:
+        assert folder.stat().st_mode & 0o070 == 0o070, folder
+
+
+def test_objects_elsewhere_are_left_to_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An object directory or quarantine from the environment: git knows where to write."""
+    assert loose.usable([("core.autocrlf", "true")])
+    for name in ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH"):
+        with monkeypatch.context() as patch:
+            patch.setenv(name, "/elsewhere")
+            assert not loose.usable([])
+    assert not loose.usable([("core.sharedrepository", "group")])
+
+
+def test_a_tree_already_there_is_renewed_not_rewritten(tmp_path: Path) -> None:
+    body = b"100644 a\0" + bytes(20)
+    oid = "0" * 40  # any name: write_trees trusts its caller's ids
+    loose.write_trees(tmp_path, {oid: body})
+    path = tmp_path / oid[:2] / oid[2:]
+    assert path.stat().st_mode & 0o777 == 0o444 & ~current_umask()
+    os.utime(path, (1, 1))
+    loose.write_trees(tmp_path, {oid: b"other"})
+    assert path.stat().st_mtime > 1  # freshened, as git does, so a prune keeps it
+    import zlib
+
+    assert zlib.decompress(path.read_bytes()) == b"tree %d\0" % len(body) + body
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
