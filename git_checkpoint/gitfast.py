@@ -37,7 +37,8 @@ CONFIG_ARGV = (
     "-z",
     "--get-regexp",
     r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
-    r"|core\.sharedrepository$|extensions\.objectformat$)",
+    r"|core\.sharedrepository$|extensions\.objectformat$"
+    r"|(user|author|committer)\.(name|email)$|commit\.gpgsign$|i18n\.commitencoding$)",
 )
 
 

@@ -340,8 +340,8 @@ class Repo:
 
     @cached_property
     def _config(self) -> list[tuple[str, str]]:
-        """Our `checkpoint.*` keys, the origin URL, core.ignoreCase, core.autocrlf,
-        core.sharedRepository and extensions.objectFormat, read once."""
+        """Our `checkpoint.*` keys, the origin URL, core.ignoreCase, core.autocrlf, and
+        what says how git writes objects and commits (gitfast.CONFIG_ARGV), read once."""
         proc = run_git(["config", "-z", "--get-regexp", CONFIG_PATTERN], self.root, check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
@@ -383,6 +383,13 @@ class Repo:
         return urls[-1] if urls else None
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        """A new commit of `tree` on `parents`: written here as git would write it when
+        the identity is plain (loose.commit_body), else by `git commit-tree`."""
+        from . import loose
+
+        body = loose.commit_body(self._config, tree, parents, message)
+        if body is not None:
+            return loose.write_commit(self.common_dir / "objects", body)
         argv = ["commit-tree", tree]
         for parent in parents:
             argv += ["-p", parent]

@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import zlib
 from collections.abc import Iterable, Mapping
+
+try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
+    from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - another Python
+    from hashlib import sha1
 
 _ELSEWHERE = ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH")
 _LOOSE_LEVEL = 1  # core.looseCompression's default (git reads any level)
@@ -35,9 +41,23 @@ def usable(config: Iterable[tuple[str, str]]) -> bool:
 
 
 def write_trees(objects_dir: str | os.PathLike[str], trees: Mapping[str, bytes]) -> None:
-    """Store each tree (id -> body). An object there already is left as it is, its date
-    renewed (git's freshening: a concurrent prune keeps it)."""
-    for oid, body in trees.items():
+    """Store each tree (id -> body)."""
+    write_objects(objects_dir, b"tree", trees)
+
+
+def write_commit(objects_dir: str | os.PathLike[str], body: bytes) -> str:
+    """Store a commit; its id."""
+    oid: str = sha1(b"commit %d\0" % len(body) + body).hexdigest()
+    write_objects(objects_dir, b"commit", {oid: body})
+    return oid
+
+
+def write_objects(
+    objects_dir: str | os.PathLike[str], kind: bytes, objects: Mapping[str, bytes]
+) -> None:
+    """Store each object (id -> body) of one kind. An object there already is left as it
+    is, its date renewed (git's freshening: a concurrent prune keeps it)."""
+    for oid, body in objects.items():
         folder = os.path.join(objects_dir, oid[:2])
         path = os.path.join(folder, oid[2:])
         try:
@@ -46,7 +66,7 @@ def write_trees(objects_dir: str | os.PathLike[str], trees: Mapping[str, bytes])
         except FileNotFoundError:
             pass
         os.makedirs(folder, exist_ok=True)
-        data = zlib.compress(b"tree %d\0" % len(body) + body, _LOOSE_LEVEL)
+        data = zlib.compress(b"%s %d\0" % (kind, len(body)) + body, _LOOSE_LEVEL)
         tmp = os.path.join(folder, f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
@@ -61,3 +81,86 @@ def write_trees(objects_dir: str | os.PathLike[str], trees: Mapping[str, bytes])
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+# Commits: what `git commit-tree` writes, when the identity is plain to see.
+_GIT_CHOOSES = ("commit.gpgsign", "i18n.commitencoding")  # a signature, an encoding header
+_CRUD = "".join(chr(c) for c in range(33)) + ".,:;<>\"\\'"
+
+
+def commit_body(
+    config: Iterable[tuple[str, str]], tree: str, parents: list[str], message: str
+) -> bytes | None:
+    """The commit `git commit-tree` would write now, or None where git decides more
+    (a date or signature asked for, an identity it would have to guess or clean)."""
+    if not usable(config) or len(set(parents)) != len(parents):
+        return None  # (git drops a parent named twice, with a warning)
+    values: dict[str, str] = {}
+    for key, value in config:
+        if key in _GIT_CHOOSES:
+            return None
+        values[key] = value  # the last one counts, as in git
+    author = _ident(values, "AUTHOR", "author")
+    committer = _ident(values, "COMMITTER", "committer")
+    if author is None or committer is None:
+        return None
+    authored, committed = _date("GIT_AUTHOR_DATE"), _date("GIT_COMMITTER_DATE")
+    if authored is None or committed is None:
+        return None
+    head = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
+    head += f"author {author} {authored}\ncommitter {committer} {committed}\n\n"
+    # The environment's bytes as they were (surrogateescape); the message is UTF-8, as
+    # `git commit-tree` was given it.
+    return head.encode("utf-8", "surrogateescape") + message.encode("utf-8")
+
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(Z|[+-]\d{4})")
+_RAW_DATE = re.compile(r"@(\d+) ([+-]\d{4})")
+
+
+def _date(env: str) -> str | None:
+    """`<seconds> <zone>` as git would write it: now, or the environment's date in one of
+    two exact forms (ISO 8601 with its zone, git's own `@<seconds> <zone>`); None for
+    any other form, which git parses."""
+    import time
+
+    text = os.environ.get(env)
+    if text is None:
+        now = int(time.time())
+        offset = time.localtime(now).tm_gmtoff // 60
+        return f"{now} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+    found = _RAW_DATE.fullmatch(text) or _ISO_DATE.fullmatch(text)
+    if not found:
+        return None
+    zone = found.groups()[-1]
+    zone = "+0000" if zone in ("Z", "-0000") else zone  # git writes no negative zero
+    if int(zone[3:5]) >= 60:
+        return None
+    if found.re is _RAW_DATE:
+        return f"{int(found[1])} {zone}"
+    import calendar
+
+    year, month, day, hour, minute, second = (int(found[i]) for i in range(1, 7))
+    if not (1970 <= year <= 2099 and 1 <= month <= 12 and hour < 24 and minute < 60):
+        return None  # git has its own view of those
+    if not (1 <= day <= calendar.monthrange(year, month)[1] and second < 60):
+        return None
+    sign = -1 if zone[0] == "-" else 1
+    offset = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+    at = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
+    return f"{at - offset} {zone}"
+
+
+def _ident(values: Mapping[str, str], env: str, role: str) -> str | None:
+    """`Name <email>` as git's fmt_ident finds it (environment, <role>.*, user.*,
+    $EMAIL), or None when it would fall back to a guess or clean what it found."""
+    name = os.environ.get(f"GIT_{env}_NAME")
+    if name is None:
+        name = values.get(f"{role}.name") or values.get("user.name")
+    email = os.environ.get(f"GIT_{env}_EMAIL")
+    if email is None:
+        email = values.get(f"{role}.email") or values.get("user.email") or os.environ.get("EMAIL")
+    for part in (name, email):
+        if not part or part.strip(_CRUD) != part or any(c in part for c in "<>\n\ufffd"):
+            return None  # (U+FFFD: config that was not UTF-8, read with errors="replace")
+    return f"{name} <{email}>"

@@ -66,10 +66,12 @@ def test_ctrl_c_that_reaches_git_is_an_interruption_not_a_git_failure(
     exit -2`, exit 4 (a git failure, design §7), instead of `interrupted`, exit 130:
     concurrently raises the thread's GitFailed, appended before the main thread's
     KeyboardInterrupt. Seen in 2 of 5 runs here and at the matching moments of a
-    restore (update-index, write-tree, ls-files): six tries."""
+    restore (update-index, write-tree, ls-files): six tries. (The store thread's commits
+    are written in-process now, loose.commit_body: its git child is update-ref.)"""
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
-    env = wrapper_env(tmp_path, 'case " $* " in *" commit-tree "*) kill -INT 0;; esac')
+    script = 'case " $* " in *" commit-tree "*|*" update-ref "*) kill -INT 0;; esac'
+    env = wrapper_env(tmp_path, script)
     seen = set()
     for n in range(6):
         repo.write("new.txt", f"changed {n}\n")

@@ -97,6 +97,8 @@ def run(
         mode = ctx.config.secrets_on_save
         # Auto-saves never scan under `warn` (push scans again anyway).
         scanning = mode == "block" or (mode == "warn" and not auto)
+        if mode == "warn" and scanning:
+            _import_beside(f"{__package__.rpartition('.')[0]}.secrets_scan")
         # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
         snapshot = capture_workspace(repo, ctx.config, keep=True) if scanning else None
 
@@ -150,6 +152,20 @@ def run(
         secret_findings=found if outcome.created else [],
         scan_problem=scan_problem if outcome.created else None,
     )
+
+
+def _import_beside(module: str) -> None:
+    """Import `module` on a thread of its own: the capture's threads mostly wait on git,
+    and the secret scan that needs it starts beside the store, at the end of the save."""
+    import contextlib
+    import importlib
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(BaseException):  # the scan's own import says what failed
+            importlib.import_module(module)
+
+    threading.Thread(target=load, daemon=True).start()
 
 
 def _findings(ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]) -> list[str]:
