@@ -43,7 +43,23 @@ def ours(repo: Repo, tree: str, parents: list[str], message: str) -> bytes | Non
     return loose.commit_body(config, tree, parents, message)
 
 
-SAME = {
+def setting(
+    repo: Repo,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str | None],
+    config: dict[str, str],
+) -> None:
+    """Set (None: unset) environment variables and git config."""
+    for name, value in env.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    for key, value in config.items():
+        repo.git("config", key, value)
+
+
+SAME: dict[str, tuple[dict[str, str | None], dict[str, str]]] = {
     "env idents, ISO dates": ({}, {}),
     "zones east and west": (
         {
@@ -82,14 +98,7 @@ SAME = {
 def test_the_same_bytes_as_commit_tree(
     repo: Repo, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    env, config = SAME[case]
-    for name, value in env.items():
-        if value is None:
-            monkeypatch.delenv(name, raising=False)
-        else:
-            monkeypatch.setenv(name, value)
-    for key, value in config.items():
-        repo.git("config", key, value)
+    setting(repo, monkeypatch, *SAME[case])
     tree = repo.git("rev-parse", "HEAD^{tree}").strip()
     first = repo.git("rev-parse", "HEAD").strip()
     parents = [first, by_git_oid(repo, tree, [first]), by_git_oid(repo, tree, [])]
@@ -112,7 +121,7 @@ def test_now_is_git_s_now(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     assert stamp.sub(b"> T\n", mine) == stamp.sub(b"> T\n", git)
 
 
-LEFT_TO_GIT = {
+LEFT_TO_GIT: dict[str, tuple[dict[str, str | None], dict[str, str]]] = {
     "a date in another form": ({"GIT_AUTHOR_DATE": "yesterday"}, {}),
     "an ISO date with a space": ({"GIT_COMMITTER_DATE": "2026-01-01 00:00:00 +0000"}, {}),
     "an ISO date with no zone": ({"GIT_COMMITTER_DATE": "2026-01-01T00:00:00"}, {}),
@@ -130,15 +139,8 @@ LEFT_TO_GIT = {
 
 @pytest.mark.parametrize("case", list(LEFT_TO_GIT))
 def test_left_to_git(repo: Repo, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
-    env, config = LEFT_TO_GIT[case]
-    for name, value in env.items():
-        if value is None:
-            monkeypatch.delenv(name, raising=False)
-        else:
-            monkeypatch.setenv(name, value)
     monkeypatch.delenv("EMAIL", raising=False)
-    for key, value in config.items():
-        repo.git("config", key, value)
+    setting(repo, monkeypatch, *LEFT_TO_GIT[case])
     assert ours(repo, repo.git("rev-parse", "HEAD^{tree}").strip(), [], "m\n") is None
 
 
