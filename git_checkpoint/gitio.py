@@ -126,6 +126,53 @@ def git_refuses_path(path: str, *, symlink: bool = False) -> bool:
     return symlink and (last == ".gitmodules" or last.startswith("gitmod~"))
 
 
+# <git dir>/checkpoint/paths: what `rev-parse` last said of this repository (top, git
+# dir, common dir). When the walk up to `.git` finds the same (quicksave.find_repo),
+# and neither config file changed since, the next command asks git no more.
+PATHS_FILE = "paths"
+
+
+def _confirmed(cwd: str) -> tuple[str, str, str] | None:
+    """The repository of `cwd` as git last described it, when that still holds."""
+    from .quicksave import find_repo
+
+    found = find_repo(cwd)
+    if found is None:
+        return None
+    try:
+        with open(os.path.join(found.git_dir, "checkpoint", PATHS_FILE), encoding="utf-8") as fh:
+            said = fh.read().split("\n")
+            written = os.fstat(fh.fileno()).st_mtime_ns
+        if len(said) != 4 or said[3] or os.path.realpath(said[0]) != found.root:
+            return None
+        if [os.path.realpath(p) for p in said[1:3]] != [found.git_dir, found.common_dir]:
+            return None
+        uid = os.geteuid()  # else git refuses it (dubious ownership), and should say so
+        if os.stat(found.root).st_uid != uid or os.stat(found.git_dir).st_uid != uid:
+            return None
+        for config in (os.path.join(said[2], "config"), os.path.join(said[1], "config.worktree")):
+            with contextlib.suppress(FileNotFoundError):  # core.worktree, core.bare...
+                if os.stat(config).st_mtime_ns >= written:
+                    return None
+    except (OSError, ValueError):
+        return None
+    return said[0], said[1], said[2]
+
+
+def _confirm(lines: list[str]) -> None:
+    """Keep what rev-parse said (a cache: a failure to write it changes nothing)."""
+    folder = os.path.join(lines[1], "checkpoint")
+    tmp = os.path.join(folder, f".{PATHS_FILE}.{os.getpid()}.tmp")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("".join(f"{line}\n" for line in lines))
+        os.replace(tmp, os.path.join(folder, PATHS_FILE))
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 def _oid(text: str) -> str | None:
     """`text` if it is an object id (40 or 64 lowercase hex digits), else None."""
     ok = len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
@@ -187,6 +234,9 @@ class Repo:
     def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:
         """The repository of `cwd`; `user_env`: honour the user's GIT_DIR/GIT_WORK_TREE."""
         where = Path(cwd) if cwd is not None else Path.cwd()
+        known = _confirmed(str(where)) if user_env else None
+        if known is not None:
+            return cls(*(Path(p) for p in known))
         argv = [
             "rev-parse",
             "--path-format=absolute",
@@ -215,6 +265,8 @@ class Repo:
                     f"GIT_DIR={os.environ.get('GIT_DIR', '')} is not the git dir of the work "
                     f"tree {root}: run git checkpoint without it, from the work tree"
                 )
+        else:
+            _confirm(lines)
         return cls(root=root, git_dir=git_dir, common_dir=common)
 
     # --- the CLI ---------------------------------------------------------------
