@@ -20,7 +20,7 @@ from pathlib import Path
 from . import early, graft, indexfile, quickstate
 from .config import SECRET_PATTERNS, Config
 from .errors import GitFailed, Refused
-from .gitfast import FLAGGED_ARGV
+from .gitfast import FLAGGED_ARGV, Spawned
 from .gitio import Repo, concurrently, git_refuses_path, nul_list
 from .graft import GITLINK
 from .quickstate import include_argv
@@ -245,8 +245,26 @@ def _stage_all(
         stage(repo, env, scanned.changed)
 
 
+# The includes' listing started ahead (start_listing): its argv, its git child.
+Listing = tuple[list[str], Spawned]
+
+
+def start_listing(repo: Repo, cfg: Config) -> Listing | None:
+    """Start the includes' `ls-files -o` now, beside what comes before the capture (it
+    waits for the scan anyway); capture_workspace takes it when its argv is the same."""
+    argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+    if argv is None:
+        return None
+    return argv, Spawned(argv, str(repo.root), env={"GIT_LITERAL_PATHSPECS": "1"})
+
+
 def capture_workspace(
-    repo: Repo, cfg: Config, *, allow_unmerged: bool = False, keep: bool = False
+    repo: Repo,
+    cfg: Config,
+    *,
+    allow_unmerged: bool = False,
+    keep: bool = False,
+    listing: Listing | None = None,
 ) -> Snapshot:
     """Hash the workspace into trees without touching the user's index or work tree.
 
@@ -260,7 +278,18 @@ def capture_workspace(
     beside the scan. A sparse checkout, marked entries, a conflict or a case the graft
     leaves alone take `add -u` + `write-tree` on the copy instead.
     `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
+    `listing`: the includes' listing, started ahead (start_listing).
     """
+    try:
+        return _capture(repo, cfg, allow_unmerged, keep, listing)
+    finally:
+        if listing is not None:
+            listing[1].finish()  # waited for, whatever became of the capture
+
+
+def _capture(
+    repo: Repo, cfg: Config, allow_unmerged: bool, keep: bool, listing: Listing | None
+) -> Snapshot:
     started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
     base, branch = repo.head()
     if started is not None and (started.before is None or started.head != base):
@@ -274,7 +303,7 @@ def capture_workspace(
     kept: str | None = None
     ahead: Ahead | None = None
     with _scratch_indexes(repo, started, wait=bool(sparse)) as (env, tree_env):
-        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env, started)
+        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env, started, listing)
         scanned: Scan | None
         include_seen: list[str] | None
         if fast is not None:
@@ -325,6 +354,7 @@ def _fast_capture(
     env: dict[str, str],
     tree_env: dict[str, str],
     started: early.Early | None = None,
+    ahead_listing: Listing | None = None,
 ) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str], Ahead | None] | None:
     """The common case: the scan (on `env`'s index), the index tree (`tree_env`'s copy:
     write-tree writes its index), the marks and the includes' listing, side by side
@@ -333,6 +363,10 @@ def _fast_capture(
     argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
 
     def listing() -> list[str]:
+        if ahead_listing is not None and ahead_listing[0] == argv:
+            out = ahead_listing[1].result()
+            if out is not None:  # else it failed: run again, and say why
+                return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
         return repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
 
     outputs, seen = (

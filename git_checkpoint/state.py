@@ -160,13 +160,17 @@ def write_high_water(repo: Repo, task: str, number: int) -> None:
     if data.get(task, 0) >= number:
         return
     data[task] = number
-    write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode())
+    # No fsync: the mark counts beside the refs (the next id passes both), and git writes
+    # refs without one (core.fsync leaves references out by default). 1.4 ms a save.
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode(), durable=False)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` in one rename; `durable`: on disk before the rename."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -8,7 +8,7 @@ from .. import quickstate, state, tasks
 from ..context import Context
 from ..errors import CheckpointError, Refused
 from ..gitio import concurrently
-from ..snapshot import Snapshot, capture_workspace
+from ..snapshot import Snapshot, capture_workspace, start_listing
 from ..store import (
     Checkpoint,
     SaveOutcome,
@@ -93,14 +93,20 @@ def run(
                 hypothesis=hypothesis if hypothesis is not None else record.hypothesis,
                 next_move=next_move if next_move is not None else record.next_move,
             )
-        existing = task_checkpoints(repo, name)  # listed once for the scan and the save
         mode = ctx.config.secrets_on_save
         # Auto-saves never scan under `warn` (push scans again anyway).
         scanning = mode == "block" or (mode == "warn" and not auto)
         if mode == "warn" and scanning:
             _import_beside(f"{__package__.rpartition('.')[0]}.secrets_scan")
+        listing = start_listing(repo, ctx.config)  # beside the listing of the task
+        try:
+            existing = task_checkpoints(repo, name)  # listed once for the scan and the save
+        except BaseException:
+            if listing is not None:
+                listing[1].finish()
+            raise
         # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
-        snapshot = capture_workspace(repo, ctx.config, keep=True) if scanning else None
+        snapshot = capture_workspace(repo, ctx.config, keep=True, listing=listing)
 
         def store() -> SaveOutcome:
             return save_checkpoint(
@@ -117,10 +123,10 @@ def run(
 
         found: list[str] = []
         scan_problem: str | None = None
-        if snapshot is not None and mode == "block":
+        if scanning and mode == "block":
             _refuse_secrets(ctx, snapshot, name, existing)
             outcome = store()
-        elif snapshot is not None:  # warn: scanned while the checkpoint is written
+        elif scanning:  # warn: scanned while the checkpoint is written
             (found, scan_problem), outcome = concurrently(
                 lambda: _warnings(ctx, snapshot, name, existing), store
             )
