@@ -38,7 +38,8 @@ CONFIG_ARGV = (
     "--get-regexp",
     r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
     r"|core\.sharedrepository$|extensions\.objectformat$"
-    r"|(user|author|committer)\.(name|email)$|commit\.gpgsign$|i18n\.commitencoding$)",
+    r"|(user|author|committer)\.(name|email)$|user\.useconfigonly$|commit\.gpgsign$"
+    r"|i18n\.commitencoding$)",
 )
 
 

@@ -139,6 +139,10 @@ def _confirmed(cwd: str) -> tuple[str, str, str] | None:
     found = find_repo(cwd)
     if found is None:
         return None
+    here = os.path.realpath(cwd)
+    for inside in (found.git_dir, found.common_dir):  # no work tree there: git says so
+        if here == inside or here.startswith(inside.rstrip("/") + "/"):
+            return None
     try:
         with open(os.path.join(found.git_dir, "checkpoint", PATHS_FILE), encoding="utf-8") as fh:
             said = fh.read().split("\n")
@@ -441,7 +445,8 @@ class Repo:
 
         body = loose.commit_body(self._config, tree, parents, message)
         if body is not None:
-            return loose.write_commit(self.common_dir / "objects", body)
+            with contextlib.suppress(OSError):  # (a read-only folder: git says so below)
+                return loose.write_commit(self.common_dir / "objects", body)
         argv = ["commit-tree", tree]
         for parent in parents:
             argv += ["-p", parent]

@@ -63,7 +63,7 @@ def write_objects(
         try:
             os.utime(path)
             continue
-        except FileNotFoundError:
+        except OSError:  # not there; or not ours to renew, and git then writes it again
             pass
         os.makedirs(folder, exist_ok=True)
         data = zlib.compress(b"%s %d\0" % (kind, len(body)) + body, _LOOSE_LEVEL)
@@ -84,7 +84,8 @@ def _remove(path: str) -> None:
 
 
 # Commits: what `git commit-tree` writes, when the identity is plain to see.
-_GIT_CHOOSES = ("commit.gpgsign", "i18n.commitencoding")  # a signature, an encoding header
+# A signature, an encoding header, an identity only from config (git refuses $EMAIL then).
+_GIT_CHOOSES = ("commit.gpgsign", "i18n.commitencoding", "user.useconfigonly")
 _CRUD = "".join(chr(c) for c in range(33)) + ".,:;<>\"\\'"
 
 
@@ -114,8 +115,9 @@ def commit_body(
     return head.encode("utf-8", "surrogateescape") + message.encode("utf-8")
 
 
-_ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(Z|[+-]\d{4})")
-_RAW_DATE = re.compile(r"@(\d+) ([+-]\d{4})")
+_ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(Z|[+-]\d{4})", re.ASCII)
+_RAW_DATE = re.compile(r"@(\d{1,10}) ([+-]\d{4})", re.ASCII)
+_LAST = 4102444800  # 2100-01-01, where git's calendar ends (tm_to_time_t); later: git
 
 
 def _date(env: str) -> str | None:
@@ -127,17 +129,18 @@ def _date(env: str) -> str | None:
     text = os.environ.get(env)
     if text is None:
         now = int(time.time())
-        offset = time.localtime(now).tm_gmtoff // 60
-        return f"{now} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+        offset = time.localtime(now).tm_gmtoff
+        minutes = abs(offset) // 60  # as git's local_tzoffset: seconds of a zone dropped
+        return f"{now} {'-' if offset < 0 else '+'}{minutes // 60:02d}{minutes % 60:02d}"
     found = _RAW_DATE.fullmatch(text) or _ISO_DATE.fullmatch(text)
     if not found:
         return None
     zone = found.groups()[-1]
     zone = "+0000" if zone in ("Z", "-0000") else zone  # git writes no negative zero
-    if int(zone[3:5]) >= 60:
-        return None
+    if int(zone[1:3]) >= 24 or int(zone[3:5]) >= 60:
+        return None  # git ignores such a zone, or reads it its own way
     if found.re is _RAW_DATE:
-        return f"{int(found[1])} {zone}"
+        return f"{int(found[1])} {zone}" if int(found[1]) < _LAST else None
     import calendar
 
     year, month, day, hour, minute, second = (int(found[i]) for i in range(1, 7))
@@ -147,8 +150,8 @@ def _date(env: str) -> str | None:
         return None
     sign = -1 if zone[0] == "-" else 1
     offset = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
-    at = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    return f"{at - offset} {zone}"
+    at = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)) - offset
+    return f"{at} {zone}" if 0 <= at < _LAST else None  # (before 1970: git wraps it)
 
 
 def _ident(values: Mapping[str, str], env: str, role: str) -> str | None:
