@@ -438,6 +438,20 @@ class Repo:
         urls = [v for k, v in self._config if k == "remote.origin.url"]
         return urls[-1] if urls else None
 
+    def store_trees(self, trees: Mapping[str, bytes]) -> bool:
+        """Write trees (id -> body) as loose objects, as `mktree` would; False where git
+        must write them (loose.usable), or could not be written here (a read-only
+        folder: git then says why)."""
+        from . import loose
+
+        if not loose.usable(self._config):
+            return False
+        try:
+            loose.write_trees(self.common_dir / "objects", trees)
+        except OSError:
+            return False
+        return True
+
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
         """A new commit of `tree` on `parents`: written here as git would write it when
         the identity is plain (loose.commit_body), else by `git commit-tree`."""

@@ -5,9 +5,9 @@ at 100,000 files: about 100 ms) to change a handful of entries. The scan already
 every tracked path whose work-tree state differs from the index (`status
 --porcelain=v2`), so W needs only: the trees on their way to the root read (`cat-file
 --batch`), those files added to a small index seeded with their own entries (so git
-applies every rule `git add` would), and the trees rewritten (as loose objects, loose.py;
-`mktree --batch` where git would write them otherwise). Cost grows with the change, not
-with the repository.
+applies every rule `git add` would), and the trees rewritten (as loose objects,
+Repo.store_trees; `mktree --batch` where git would write them otherwise). Cost grows
+with the change, not with the repository.
 
 `graft` answers None for what it leaves to `add -u` (the caller's fallback): a path
 that a line-based git command cannot carry, a repository that does not use SHA-1.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from . import indexfile, loose
+from . import indexfile
 from .gitio import Repo, concurrently, nul_list
 from .objects import raw_entries
 
@@ -257,12 +257,8 @@ def _write_trees(
         raise _NotGraftable()  # every tracked file is gone: write-tree writes the empty tree
     if not expected:
         return root
-    if loose.usable(repo.config_pairs()):  # as mktree would write them, one process less
-        try:
-            loose.write_trees(repo.common_dir / "objects", expected)
-            return root
-        except OSError:  # (a read-only folder: mktree says so)
-            pass
+    if repo.store_trees(expected):  # as mktree would write them, one process less
+        return root
     out = repo.git("mktree", "-z", "--batch", stdin=b"".join(batch))
     if out.decode().split() != list(expected):
         raise _NotGraftable()  # never expected; add -u will say what git thinks

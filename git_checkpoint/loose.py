@@ -1,4 +1,5 @@
-"""Loose objects written as git writes them, for the trees graft.py computes itself.
+"""Loose objects written as git writes them: the trees graft.py computes itself, and
+the checkpoints' commits (gitio.Repo.store_trees and commit_tree use it; nothing else).
 
 graft.py already has each new tree's bytes and id (it checks git's answers against
 them); writing them here saves the `mktree --batch` process of every save. The object
