@@ -111,9 +111,7 @@ def commit_body(
         return None
     head = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
     head += f"author {author} {authored}\ncommitter {committer} {committed}\n\n"
-    # The environment's bytes as they were (surrogateescape); the message is UTF-8, as
-    # `git commit-tree` was given it.
-    return head.encode("utf-8", "surrogateescape") + message.encode("utf-8")
+    return (head + message).encode("utf-8")
 
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(Z|[+-]\d{4})", re.ASCII)
@@ -167,4 +165,9 @@ def _ident(values: Mapping[str, str], env: str, role: str) -> str | None:
     for part in (name, email):
         if not part or part.strip(_CRUD) != part or any(c in part for c in "<>\n\ufffd"):
             return None  # (U+FFFD: config that was not UTF-8, read with errors="replace")
+        if not part.isascii():
+            try:  # bytes of the environment that are not UTF-8: git re-encodes them
+                part.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
     return f"{name} <{email}>"

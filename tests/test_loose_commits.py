@@ -155,6 +155,26 @@ def test_config_that_is_not_utf8_is_left_to_git(
     assert ours(repo, tree, [], "m\n") is None
 
 
+def test_an_identity_that_is_not_utf8_is_left_to_git(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Environment bytes that are not UTF-8 (Latin-1 \\xe9): git re-encodes them, and a
+    commit written here held them raw (helper-17)."""
+    import os
+
+    monkeypatch.setenv("GIT_AUTHOR_NAME", os.fsdecode(b"Caf\xe9 L1"))
+    assert ours(repo, repo.git("rev-parse", "HEAD^{tree}").strip(), [], "m\n") is None
+    repo.write("src/app.py", "print('two')\n")
+    repo.cp("save", "-m", "two")
+    raw = subprocess.run(
+        ["git", "cat-file", "commit", "refs/checkpoints/main/cp_001"],
+        cwd=repo.path,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert b"author Caf\xc3\xa9 L1 <" in raw  # as git writes it
+
+
 def test_a_parent_named_twice_is_left_to_git(repo: Repo) -> None:
     head = repo.git("rev-parse", "HEAD").strip()
     assert ours(repo, repo.git("rev-parse", "HEAD^{tree}").strip(), [head, head], "m\n") is None
