@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 ZERO_OID = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git add -N puts it in the index
 
 # The git config keys we read: ours, the origin URL (manifests), core.ignoreCase (excludes);
 # the hook's quick check reads the same (gitfast.CONFIG_ARGV).

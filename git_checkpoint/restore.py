@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import CONFIG_NAME
 from .errors import GitFailed, Refused
-from .gitio import Repo, git_refuses_path
+from .gitio import EMPTY_BLOB, Repo, git_refuses_path
 from .journal import Journal as Journal
 from .journal import read_journal as read_journal
 from .objects import Tree
@@ -386,5 +386,16 @@ def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
             meta, _, path = item.partition("\t")
             mode, oid, stage = meta.split()
             found[path] = (int(mode, 8), oid) if stage == "0" else None
-        out += [f"(index) {p}" for p, e in plan.index_changes if found.get(p) != wanted.get(p)]
+        # A path the plan dropped and then marked intent-to-add (`git add -N`, as the
+        # target has it) holds git's placeholder: the empty blob, at stage 0.
+        marked = set(plan.intent_to_add)
+        out += [
+            f"(index) {p}"
+            for p, e in plan.index_changes
+            if found.get(p) != wanted.get(p) and not (p in marked and _placeholder(found.get(p)))
+        ]
     return out
+
+
+def _placeholder(entry: Entry | None) -> bool:
+    return entry is not None and entry[1] == EMPTY_BLOB and entry[0] in (0o100644, 0o100755)
