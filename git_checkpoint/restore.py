@@ -138,7 +138,7 @@ def _changed_paths(repo: Repo, old: str, new: str) -> set[str]:
     if old == new:
         return set()
     argv = ["diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--name-only"]
-    out = repo.git(*argv, old, new)
+    out = repo.git(*argv, old, new, env=repo.no_index())
     return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 

@@ -183,7 +183,8 @@ def changed_files_many(
     if not pairs:
         return results
     stdin = "".join(f"{old} {new}\n" for old, new in pairs).encode()
-    out = repo.git("diff-tree", "--stdin", "-r", "-z", "--no-renames", stdin=stdin)
+    argv = ("diff-tree", "--stdin", "-r", "-z", "--no-renames")
+    out = repo.git(*argv, stdin=stdin, env=repo.no_index())
     tokens = out.decode("utf-8", "surrogateescape").split("\0")
     current, i = -1, 0
     while i < len(tokens):
