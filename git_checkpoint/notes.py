@@ -7,6 +7,7 @@ with `git notes merge -s cat_sort_uniq`; status is derived from the events.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from .errors import GitFailed
@@ -38,7 +39,9 @@ def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, An
     """Append one event line to the checkpoint's note (callers hold the lock)."""
     import pygit2
 
-    record = {"at": now_iso(), **event}
+    # `id`: two runs alike to the second (two machines, one verifier) stay two lines
+    # when cat_sort_uniq merges the notes, which drops lines that are the same.
+    record = {"at": now_iso(), "id": os.urandom(6).hex(), **event}
     text = _note_text(repo, commit).rstrip("\n")
     line = json.dumps(record, sort_keys=True, ensure_ascii=False)
     body = f"{text}\n{line}\n" if text else f"{line}\n"
