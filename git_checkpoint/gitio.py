@@ -311,8 +311,10 @@ class Repo:
     def no_index(self) -> dict[str, str]:
         """The environment for a command that compares trees alone: git's diff-tree reads
         the whole index first and never uses it (9 ms at 100,000 files); an index file
-        that is not there reads as an empty one."""
-        return {"GIT_INDEX_FILE": os.path.join(self.git_dir, "checkpoint", "no-index", "index")}
+        that is not there reads as an empty one. (Anything at that folder's name, even a
+        file, which git would fail on: the real index, as before.)"""
+        folder = os.path.join(self.git_dir, "checkpoint", "no-index")
+        return {} if os.path.lexists(folder) else {"GIT_INDEX_FILE": os.path.join(folder, "index")}
 
     @contextlib.contextmanager
     def temp_index(self, seed: Path | None = None) -> Iterator[dict[str, str]]:

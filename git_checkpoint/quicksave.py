@@ -226,9 +226,15 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
     others = Spawned(argv, repo.root, {"GIT_LITERAL_PATHSPECS": "1"}) if argv else None
     if prepare:
         _prepare()
-    scanned = status.result()
-    config_out = config.result(ok=(0, 1))  # 1: none of those keys is set
-    seen_out = others.result() if others is not None else b""
+    try:
+        scanned = status.result()
+        config_out = config.result(ok=(0, 1))  # 1: none of those keys is set
+        seen_out = others.result() if others is not None else b""
+    except BaseException:  # a Ctrl-C: none of them outlives us (each waits only once)
+        for child in (status, config, others):
+            if child is not None:
+                child.finish()
+        raise
     if scanned is None or seen_out is None or config_out is None:
         return None
     if _pairs(config_out) != [tuple(p) for p in saved["config"]]:
