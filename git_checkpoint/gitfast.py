@@ -71,6 +71,7 @@ class Spawned:
                     (os.POSIX_SPAWN_DUP2, null, 2),
                     (os.POSIX_SPAWN_CLOSE, read_end),
                 ],
+                setsigmask=(),  # none blocked: ours may be, while children start
             )
         except OSError:
             os.close(read_end)

@@ -15,6 +15,7 @@ a save is due.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found,unused-ignore]  # signal imports enum: 3 ms
 import os
 
 from . import quickstate
@@ -220,18 +221,25 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
     if quickstate.index_tail(index) != saved["saved_index_tail"]:
         return None
     env = {"GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0"}  # never write it back
-    status = Spawned(list(STATUS_ARGV), repo.root, env)
-    config = Spawned(list(CONFIG_ARGV), repo.root)
     argv = quickstate.include_argv(repo.root, saved["exclude_args"], saved["includes"])
-    others = Spawned(argv, repo.root, {"GIT_LITERAL_PATHSPECS": "1"}) if argv else None
-    if prepare:
-        _prepare()
+    children: list[Spawned | None] = []
+    # A Ctrl-C waits until every child is on the list, then none of them outlives us
+    # (Spawned.finish waits once; the children start with no signal blocked).
+    mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     try:
+        status = Spawned(list(STATUS_ARGV), repo.root, env)
+        config = Spawned(list(CONFIG_ARGV), repo.root)
+        others = Spawned(argv, repo.root, {"GIT_LITERAL_PATHSPECS": "1"}) if argv else None
+        children = [status, config, others]
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+        if prepare:
+            _prepare()
         scanned = status.result()
         config_out = config.result(ok=(0, 1))  # 1: none of those keys is set
         seen_out = others.result() if others is not None else b""
-    except BaseException:  # a Ctrl-C: none of them outlives us (each waits only once)
-        for child in (status, config, others):
+    except BaseException:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+        for child in children:
             if child is not None:
                 child.finish()
         raise
