@@ -53,12 +53,15 @@ def auto_save(cwd: str, message: str, lock_wait: float | None = None) -> str | N
 
 # The save path's modules, imported on a thread of their own while the quick check's git
 # children scan (its main thread only waits for them): a changed workspace then saves
-# without 40 ms of imports after the scan. _thread: `threading` costs every call 1 ms.
+# without 40 ms of imports after the scan.
 SAVE_MODULES = ("state", "context", "store", "quickbuild")
-_PREPARING: list[Any] = []  # the lock its thread holds until done
+_PREPARING: list[Any] = []  # the locks their threads hold until done
 
 
-def _prepare() -> None:
+def import_beside(*modules: str) -> None:
+    """Import `modules` on a thread of their own, while this one waits on git; a failure
+    is left to the caller's own import, which says what failed. _thread: `threading`
+    costs every hook call 1 ms."""
     import _thread
 
     done = _thread.allocate_lock()
@@ -66,9 +69,9 @@ def _prepare() -> None:
 
     def load() -> None:
         try:
-            for name in SAVE_MODULES:
-                __import__(f"{__package__}.{name}")
-        except BaseException:  # full_save's own import says what failed
+            for name in modules:
+                __import__(name)
+        except BaseException:
             pass
         finally:
             done.release()
@@ -78,7 +81,7 @@ def _prepare() -> None:
 
 
 def _prepared() -> None:
-    """Wait for the imports _prepare started, so that no two threads import at once."""
+    """Wait for the imports import_beside started, so that no two threads import at once."""
     while _PREPARING:
         lock = _PREPARING.pop()
         lock.acquire()
@@ -207,7 +210,7 @@ def quick_unchanged(cwd: str) -> bool:
 def check(cwd: str, prepare: bool = False) -> Found | None:
     """One read-only scan against the last save's index; None when that save's state does
     not hold any more (HEAD, the index, the configuration or the task's refs moved).
-    `prepare`: import the save path while git scans (_prepare)."""
+    `prepare`: import the save path while git scans (import_beside)."""
     repo = find_repo(cwd)
     if repo is None:
         return None
@@ -233,7 +236,7 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
         children = [status, config, others]
         _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
         if prepare:
-            _prepare()
+            import_beside(*(f"{__package__}.{name}" for name in SAVE_MODULES))
         scanned = status.result()
         config_out = config.result(ok=(0, 1))  # 1: none of those keys is set
         seen_out = others.result() if others is not None else b""

@@ -278,18 +278,9 @@ def capture_workspace(
     beside the scan. A sparse checkout, marked entries, a conflict or a case the graft
     leaves alone take `add -u` + `write-tree` on the copy instead.
     `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
-    `listing`: the includes' listing, started ahead (start_listing).
+    `listing`: the includes' listing, started ahead (start_listing; the caller waits
+    for it in the end, whatever became of the capture).
     """
-    try:
-        return _capture(repo, cfg, allow_unmerged, keep, listing)
-    finally:
-        if listing is not None:
-            listing[1].finish()  # waited for, whatever became of the capture
-
-
-def _capture(
-    repo: Repo, cfg: Config, allow_unmerged: bool, keep: bool, listing: Listing | None
-) -> Snapshot:
     started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
     base, branch = repo.head()
     if started is not None and (started.before is None or started.head != base):

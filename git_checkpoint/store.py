@@ -326,34 +326,31 @@ def _trees_file(repo: Repo) -> Path:
     return repo.common_dir / "checkpoint" / "trees"
 
 
-def _read_trees_file(repo: Repo) -> None:
-    path = _trees_file(repo)
-    if str(path) in _TREES_READ:
-        return
+def _kept_trees(repo: Repo) -> list[str]:
+    """The `trees` file's `commit tree` lines; anything else is not ours: git answers."""
     try:
-        text = path.read_text(encoding="ascii", errors="replace")
+        text = _trees_file(repo).read_text(encoding="ascii", errors="replace")
     except OSError:
-        text = ""
-    for line in text.splitlines():
-        match = _TREE_LINE.fullmatch(line)
-        if match:  # anything else is not ours: ignored, git answers instead
-            _TREES.setdefault(match[1], match[2])
-    _TREES_READ.add(str(path))  # last: the secret scan's thread may be reading it too
+        return []
+    return [line for line in text.splitlines() if _TREE_LINE.fullmatch(line)]
+
+
+def _read_trees_file(repo: Repo) -> None:
+    path = str(_trees_file(repo))
+    if path in _TREES_READ:
+        return
+    for line in _kept_trees(repo):
+        commit, _, tree = line.partition(" ")
+        _TREES.setdefault(commit, tree)
+    _TREES_READ.add(path)  # last: the secret scan's thread may be reading it too
 
 
 def _keep_trees(repo: Repo, found: dict[str, str]) -> None:
     """Add commit -> tree pairs to the `trees` file (the caller holds the lock)."""
-    _read_trees_file(repo)
     _TREES.update(found)
-    path = repo.state_dir() / _trees_file(repo).name
-    try:
-        kept = path.read_text(encoding="ascii", errors="replace").splitlines()
-    except OSError:
-        kept = []
-    lines = [
-        line for line in kept if _TREE_LINE.fullmatch(line) and line.partition(" ")[0] not in found
-    ]
+    lines = [line for line in _kept_trees(repo) if line.partition(" ")[0] not in found]
     lines += [f"{commit} {tree}" for commit, tree in found.items()]
+    path = repo.state_dir() / _trees_file(repo).name  # (state_dir: made if missing)
     tmp = path.with_name(f".trees.{os.getpid()}.tmp")
     try:  # a cache: no fsync, and a save never fails over it
         tmp.write_text("".join(f"{line}\n" for line in lines[-_TREES_KEPT:]), encoding="ascii")

@@ -8,6 +8,7 @@ from .. import quickstate, state, tasks
 from ..context import Context
 from ..errors import CheckpointError, Refused
 from ..gitio import concurrently
+from ..quicksave import import_beside
 from ..snapshot import Snapshot, capture_workspace, start_listing
 from ..store import (
     Checkpoint,
@@ -96,17 +97,16 @@ def run(
         mode = ctx.config.secrets_on_save
         # Auto-saves never scan under `warn` (push scans again anyway).
         scanning = mode == "block" or (mode == "warn" and not auto)
-        if mode == "warn" and scanning:
-            _import_beside(f"{__package__.rpartition('.')[0]}.secrets_scan")
+        if mode == "warn" and scanning:  # the scan starts beside the store, at the end
+            import_beside(f"{__package__.rpartition('.')[0]}.secrets_scan")
         listing = start_listing(repo, ctx.config)  # beside the listing of the task
         try:
             existing = task_checkpoints(repo, name)  # listed once for the scan and the save
-        except BaseException:
+            # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
+            snapshot = capture_workspace(repo, ctx.config, keep=True, listing=listing)
+        finally:
             if listing is not None:
-                listing[1].finish()
-            raise
-        # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
-        snapshot = capture_workspace(repo, ctx.config, keep=True, listing=listing)
+                listing[1].finish()  # waited for, whatever became of the capture
 
         def store() -> SaveOutcome:
             return save_checkpoint(
@@ -158,20 +158,6 @@ def run(
         secret_findings=found if outcome.created else [],
         scan_problem=scan_problem if outcome.created else None,
     )
-
-
-def _import_beside(module: str) -> None:
-    """Import `module` on a thread of its own: the capture's threads mostly wait on git,
-    and the secret scan that needs it starts beside the store, at the end of the save."""
-    import contextlib
-    import importlib
-    import threading
-
-    def load() -> None:
-        with contextlib.suppress(BaseException):  # the scan's own import says what failed
-            importlib.import_module(module)
-
-    threading.Thread(target=load, daemon=True).start()
 
 
 def _findings(ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]) -> list[str]:
