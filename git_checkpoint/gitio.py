@@ -35,6 +35,12 @@ if TYPE_CHECKING:
 ZERO_OID = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git add -N puts it in the index
+# From this many new trees, they are written as one pack (loose.write_pack: 10 ms for
+# 1,100) rather than one loose file each (0.1 ms apiece; 1,100 trees for a change in
+# every folder). git's fetch keeps a pack from 100 objects on (fetch.unpackLimit) too.
+# Not `index-pack --stdin`: its collision check lists every loose object folder (190 ms
+# with 245,000 loose objects).
+PACK_FROM = 128
 
 # The git config keys we read: ours, the origin URL (manifests), core.ignoreCase (excludes);
 # the hook's quick check reads the same (gitfast.CONFIG_ARGV).
@@ -455,6 +461,10 @@ class Repo:
 
         if not loose.usable(self._config):
             return False
+        if len(trees) >= PACK_FROM:  # one pack, not a file each
+            with contextlib.suppress(OSError):
+                if loose.write_pack(self.common_dir / "objects", 2, trees):
+                    return True
         try:
             loose.write_trees(self.common_dir / "objects", trees)
         except OSError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import struct
 import zlib
 from collections.abc import Iterable, Mapping
 
@@ -53,6 +54,71 @@ def write_commit(objects_dir: str | os.PathLike[str], body: bytes) -> str:
     return oid
 
 
+def write_pack(
+    objects_dir: str | os.PathLike[str], kind: int, objects: Mapping[str, bytes]
+) -> bool:
+    """Store objects of one kind (git's type number: 2 for a tree; id -> body) as one
+    pack and its index, as index-pack writes them (Documentation/gitformat-pack.txt:
+    pack version 2 without deltas, index version 2), the pack renamed into place first,
+    read-only. False for a pack past 2 GiB (its index would need 64-bit offsets)."""
+    parts = [b"PACK", struct.pack(">II", 2, len(objects))]
+    offset = 12
+    entries: list[tuple[bytes, int, int]] = []  # (raw id, crc32 of its bytes, offset)
+    for oid, body in objects.items():
+        size = len(body)
+        byte, size = (kind << 4) | (size & 0x0F), size >> 4
+        header = bytearray()
+        while size:
+            header.append(byte | 0x80)
+            byte, size = size & 0x7F, size >> 7
+        header.append(byte)
+        packed = bytes(header) + zlib.compress(body, _LOOSE_LEVEL)
+        entries.append((bytes.fromhex(oid), zlib.crc32(packed), offset))
+        parts.append(packed)
+        offset += len(packed)
+    if offset >= 1 << 31:
+        return False
+    data = b"".join(parts)
+    checksum: bytes = sha1(data).digest()
+    entries.sort()
+    fanout = [0] * 256
+    for raw, _, _ in entries:
+        fanout[raw[0]] += 1
+    for n in range(1, 256):
+        fanout[n] += fanout[n - 1]
+    index = b"".join(
+        [
+            b"\377tOc",
+            struct.pack(">I", 2),
+            struct.pack(">256I", *fanout),
+            *(raw for raw, _, _ in entries),
+            *(struct.pack(">I", crc) for _, crc, _ in entries),
+            *(struct.pack(">I", at) for _, _, at in entries),
+            checksum,
+        ]
+    )
+    index_sum: bytes = sha1(index).digest()
+    folder = os.path.join(objects_dir, "pack")
+    name = os.path.join(folder, f"pack-{checksum.hex()}")
+    _write_new(folder, f"{name}.pack", data + checksum, "tmp_pack")
+    _write_new(folder, f"{name}.idx", index + index_sum, "tmp_idx")  # last: git looks for it
+    return True
+
+
+def _write_new(folder: str, path: str, data: bytes, prefix: str) -> None:
+    """A read-only file written under a temporary name in `folder` (as git names its
+    own: `prefix`_...) and renamed into place."""
+    tmp = os.path.join(folder, f"{prefix}_{os.getpid()}_{os.urandom(4).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
 def write_objects(
     objects_dir: str | os.PathLike[str], kind: bytes, objects: Mapping[str, bytes]
 ) -> None:
@@ -68,15 +134,7 @@ def write_objects(
             pass
         os.makedirs(folder, exist_ok=True)
         data = zlib.compress(b"%s %d\0" % (kind, len(body)) + body, _LOOSE_LEVEL)
-        tmp = os.path.join(folder, f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            _remove(tmp)
-            raise
+        _write_new(folder, path, data, "tmp_obj")
 
 
 def _remove(path: str) -> None:

@@ -1,17 +1,21 @@
 """Carrying out a restore plan on disk: stage, check, then move into place.
 
-Every file to write is first checked out (with git's smudge filters) into a staging
-folder in the git dir, so a missing blob, a failing filter or a full disk stops the
-restore before the work tree is touched. Then each path is replaced by a rename, which
-never follows a symlink and never removes a folder, and only after checking that what
-it replaces or removes is stored in the safety checkpoint: a file that changed during
-the restore, or that git could not store, is left where it is and reported.
+Every file to write is first read (raw blobs, into memory up to a budget) or checked out
+(with git's smudge filters, into a staging folder in the git dir), so a missing blob or
+a failing filter stops the restore before the work tree is touched. Then each path is
+replaced, only after checking that what it replaces or removes is stored in the safety
+checkpoint: a file that changed during the restore, or that git could not store, is
+left where it is and reported. A staged file replaces its path by a rename; content
+from memory is written as git's checkout writes it, the old file unlinked and a new one
+created (O_EXCL: never through a symlink, never over a file that appeared meanwhile).
+Neither way follows a symlink or removes a folder with files in it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import shutil
 import stat
@@ -43,12 +47,22 @@ class Outcome:
 # Above this many written files, their stat data is refreshed by one pass over the index.
 REFRESH_PATHS_MAX = 128
 STAGING = "staging"  # under <git dir>/checkpoint/: kept from one restore to the next
+# Raw blobs up to this many bytes in all are staged in memory, and blobs above
+# MEMORY_BLOB_MAX never are. A new file in the staging folder costs 0.03 to 0.5 ms here
+# (ext4: files just freed in a folder, after a sync, are slow to make again), and its
+# rename over the old file 0.07 to 0.14 ms (ext4's auto_da_alloc writes the data out):
+# 0.4 to 0.6 s for 1,000 files, where creating each in its own place costs 0.11 ms.
+MEMORY_MAX = 64 << 20
+MEMORY_BLOB_MAX = 1 << 20
+# path -> its staged file, or its bytes (a regular file staged in memory).
+Stage = dict[str, str | bytes]
 
 
 @contextlib.contextmanager
-def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
-    """The files of `writes`, with git's smudge filters applied, each in one flat file
-    of a staging folder that stays between restores (path -> staged file).
+def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Stage]:
+    """The files of `writes`, with git's smudge filters applied: raw blobs in memory
+    (up to MEMORY_MAX), the rest each in one flat file of a staging folder that stays
+    between restores (path -> staged file, or bytes).
 
     Flat and lasting on purpose: a new folder lands in a fresh part of the file system,
     where each new file costs a fresh inode (0.6 ms here, against 0.03 ms in a folder
@@ -61,20 +75,22 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[dict[str, str]]:
         shutil.rmtree(old, ignore_errors=True)
     stage = folder / STAGING
     _empty(stage)
-    out: dict[str, str] = {}
+    out: Stage = {}
     try:
         files = [w for w in writes if w.mode != SYMLINK]
-        for n, write in enumerate(writes):
-            out[write.path] = os.fspath(stage / str(n))
+        at = {write.path: os.fspath(stage / str(n)) for n, write in enumerate(writes)}
+        out.update(at)
         _stage_files(repo, files, out)
+        _spill_unless_room(repo.root, files, out, at)
         links = [w for w in writes if w.mode == SYMLINK]
         as_files = bool(links) and not _symlinks_on(repo)
         for write in links:
             target = _link_target(repo, write)
+            staged_at = _at(out, write.path)
             if as_files:  # core.symlinks false: git writes the link text as a file
-                _write_staged(out[write.path], 0o100644, [target])
+                _write_staged(staged_at, 0o100644, [target])
             else:
-                os.symlink(target, os.fsencode(out[write.path]))
+                os.symlink(target, os.fsencode(staged_at))
         yield out
     finally:
         _empty(stage)
@@ -109,7 +125,34 @@ def _empty(stage: Path) -> None:
         stage.mkdir()
 
 
-def _stage_files(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
+def _spill_unless_room(root: Path, writes: list[Write], stage: Stage, at: dict[str, str]) -> None:
+    """Content staged in memory goes to its staged file (`at`) after all when the work
+    tree's file system may not hold it twice over: a full disk then stops the restore
+    here, before the work tree changes, as staging on disk always did."""
+    held = [(w, data) for w in writes if isinstance(data := stage[w.path], bytes)]
+    if not held:
+        return
+    needed = sum(len(data) + 4096 for _, data in held)  # a block or so per file
+    try:
+        fs = os.statvfs(root)
+        free = fs.f_bavail * fs.f_frsize
+    except OSError:
+        free = 0
+    if free >= 2 * needed + (16 << 20):
+        return
+    for write, data in held:
+        _write_staged(at[write.path], write.mode, [data])
+        stage[write.path] = at[write.path]
+
+
+def _at(stage: Stage, path: str) -> str:
+    """The staged file of `path` (one staged on disk)."""
+    where = stage[path]
+    assert isinstance(where, str)
+    return where
+
+
+def _stage_files(repo: Repo, writes: list[Write], out: Stage) -> None:
     """Regular files, as checkout-index would write them. Raw from `cat-file --batch`
     into the flat staging files when no attribute or setting converts any of them (the
     common case); else checked out with their filters into a tree under the staging
@@ -125,7 +168,7 @@ def _stage_files(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
         if not _converted(repo, writes, env):
             _stream_raw(repo, writes, out)
             return
-        tree = Path(out[writes[0].path]).parent / "tree"
+        tree = Path(_at(out, writes[0].path)).parent / "tree"
         repo.git("checkout-index", f"--prefix={tree}/", "-f", "-a", env=env)
     for write in writes:
         out[write.path] = os.fspath(tree / write.path)
@@ -149,11 +192,21 @@ def _converted(repo: Repo, writes: list[Write], env: dict[str, str]) -> bool:
     return any(v not in ("unspecified", "unset", "") for v in values)
 
 
-def _stream_raw(repo: Repo, writes: list[Write], out: dict[str, str]) -> None:
-    """Each blob straight into its staged file."""
+def _stream_raw(repo: Repo, writes: list[Write], out: Stage) -> None:
+    """Each blob into memory while the budget lasts, else straight into its staged file."""
+    room = MEMORY_MAX
 
     def sink(n: int, chunks: Iterator[bytes]) -> None:
-        _write_staged(out[writes[n].path], writes[n].mode, chunks)
+        nonlocal room
+        path = writes[n].path
+        first = next(chunks, b"")  # all of a blob up to 1 MiB (objects._chunks)
+        rest = next(chunks, None)
+        if rest is None and len(first) <= min(room, MEMORY_BLOB_MAX):
+            out[path] = first
+            room -= len(first)
+            return
+        more = [first] if rest is None else [first, rest]
+        _write_staged(_at(out, path), writes[n].mode, itertools.chain(more, chunks))
 
     stream_blobs(repo.root, [w.oid for w in writes], sink)
 
@@ -230,10 +283,11 @@ def remove_files(repo: Repo, paths: Iterable[str], outcome: Outcome) -> list[str
 
 
 def move_into_place(
-    repo: Repo, stage: Mapping[str, str], writes: Iterable[Write], outcome: Outcome
+    repo: Repo, stage: Mapping[str, str | bytes], writes: Iterable[Write], outcome: Outcome
 ) -> None:
-    """Rename each staged file over its path; a folder in the way is replaced only when
-    it is empty (what the plan removed from it), and never followed if it is a symlink.
+    """Put each staged file in its path (renamed, or written from memory); a folder in
+    the way is replaced only when it is empty (what the plan removed from it), and never
+    followed if it is a symlink.
     """
     root = os.fspath(repo.root)  # str: 1,000s of paths
     for write in writes:
@@ -246,6 +300,9 @@ def move_into_place(
                 outcome.left[write.path] = "a folder with files is in the way"
                 continue
         source = stage[write.path]
+        if isinstance(source, bytes):
+            _write_in_place(dest, write, source, outcome)
+            continue
         try:
             os.rename(source, dest)
         except OSError as exc:
@@ -255,6 +312,31 @@ def move_into_place(
                 outcome.left[write.path] = "a folder appeared there during the restore"
             else:
                 raise
+
+
+def _write_in_place(dest: str, write: Write, data: bytes, outcome: Outcome) -> None:
+    """Replace `dest` with a new file holding `data`, as git's checkout does: unlink, then
+    create. O_EXCL refuses whatever appears there in between (a symlink included)."""
+    try:
+        os.unlink(dest)
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        outcome.left[write.path] = "a folder appeared there during the restore"
+        return
+    mode = 0o777 if write.mode == 0o100755 else 0o666
+    try:
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        outcome.left[write.path] = "a file appeared there during the restore"
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except OSError:  # a full disk: no half file left for the way back to store
+        with contextlib.suppress(OSError):
+            os.unlink(dest)
+        raise
 
 
 def _through_folders(root: Path, path: str) -> bool:

@@ -30,6 +30,7 @@ from .journal import (
 )
 from .materialize import (
     Outcome,
+    Stage,
     move_into_place,
     remove_files,
     staged,
@@ -140,7 +141,7 @@ def restore_to(
 
 
 @contextlib.contextmanager
-def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[dict[str, str]]:
+def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
     """Every file to write, checked out aside: a missing blob, a failing filter or a full
     disk stops the restore here, before anything else is written.
     """
@@ -267,12 +268,13 @@ def _carry_out(
     config: Config,
     journal: Journal,
     plan: Plan,
-    stage: dict[str, str],
+    stage: Stage,
     target: Checkpoint,
     current: Snapshot,
     pending: Journal | None,
 ) -> Outcome:
     now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
+    now.blobs.update(plan.before)
     outcome = Outcome()
     try:
         if journal.move_head and journal.head_to:

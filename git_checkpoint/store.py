@@ -316,9 +316,15 @@ def resolve(repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = 
 # I and U commits of the last saves (the `trees` file in the state folder, kept by each
 # save), answer trees_of without a `rev-parse`: a save compares with its last checkpoint,
 # a restore reads a recent one, undo the safety checkpoint just written.
+#
+# Every commit in that file was written by a save here (or reused by one, its tree equal
+# to the one the save made): a commit id names its trees for good, so the trees of such
+# a commit are sound as git wrote them, and a restore of it need not check them as it
+# checks a fetched one (ours_for_sure).
 _TREES: dict[str, str] = {}
 _TREES_READ: set[str] = set()  # the files loaded into _TREES
-_TREES_KEPT = 200  # lines: the I and U commits of the last hundred saves or more
+_OURS: set[str] = set()  # the commits of those files, and the ones this process wrote
+_TREES_KEPT = 300  # lines: the W, I and U commits of the last hundred saves or more
 _TREE_LINE = re.compile(r"([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64})")
 
 
@@ -342,12 +348,14 @@ def _read_trees_file(repo: Repo) -> None:
     for line in _kept_trees(repo):
         commit, _, tree = line.partition(" ")
         _TREES.setdefault(commit, tree)
+        _OURS.add(commit)
     _TREES_READ.add(path)  # last: the secret scan's thread may be reading it too
 
 
 def _keep_trees(repo: Repo, found: dict[str, str]) -> None:
     """Add commit -> tree pairs to the `trees` file (the caller holds the lock)."""
     _TREES.update(found)
+    _OURS.update(found)
     lines = [line for line in _kept_trees(repo) if line.partition(" ")[0] not in found]
     lines += [f"{commit} {tree}" for commit, tree in found.items()]
     path = repo.state_dir() / _trees_file(repo).name  # (state_dir: made if missing)
@@ -404,6 +412,7 @@ def write_checkpoint(
     found = {index_commit: snapshot.index_tree}
     if overlay_commit and snapshot.overlay_tree:
         found[overlay_commit] = snapshot.overlay_tree
+    found[commit] = snapshot.worktree_tree
     _keep_trees(repo, found)
     return commit, index_commit, overlay_commit
 
@@ -417,6 +426,14 @@ def _tree_ids(repo: Repo, commits: list[str]) -> list[str]:
         found = repo.git("rev-parse", *(f"{c}^{{tree}}" for c in missing)).decode().split()
         _TREES.update(zip(missing, found, strict=True))
     return [_TREES[c] for c in commits]
+
+
+def ours_for_sure(repo: Repo, cp: Checkpoint) -> bool:
+    """Whether `cp` is a checkpoint a save here wrote (one of the last hundred or so):
+    then its trees are as sound as git's own, and a restore skips walking them for the
+    flaws a crafted tree may have. False says nothing: such a checkpoint is checked."""
+    _read_trees_file(repo)
+    return cp.commit in _OURS
 
 
 def save_trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:

@@ -57,9 +57,12 @@ def _submodule_trees(repo: Repo, tmp_path: Path) -> tuple[str, str]:
 def test_diff_tree_answers_alike_with_the_empty_index(repo: Repo, tmp_path: Path) -> None:
     old, new = _submodule_trees(repo, tmp_path)
     found = GitRepo.discover(repo.path)
-    argv = ["diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--name-only"]
+    argv = ["diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--raw"]
     assert found.git(*argv, old, new) == found.git(*argv, old, new, env=found.no_index())
-    assert restore._changed_paths(found, old, new) == {"README.md", "added.txt", "mod"}
+    changes = restore._changes(found, old, new)
+    assert set(changes) == {"README.md", "added.txt", "mod"}
+    assert changes["added.txt"][0] is None and changes["added.txt"][1] is not None
+    assert changes["mod"][1] == (0o160000, repo.git("rev-parse", f"{new}:mod").strip())
     # the secrets scan's diff-tree has no --ignore-submodules: there the empty index
     # shows the gitlink that .gitmodules in the real index hides, and the scan drops
     # gitlinks anyway, so its answer is the same
