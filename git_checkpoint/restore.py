@@ -374,14 +374,18 @@ def _check_writes(
             raise Refused(f"refusing to write {path!r} through the symlink {folder!r}")
         if not stat.S_ISDIR(st.st_mode):
             raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
+    base = os.fspath(root)  # str, one lstat a path: 1,000s of paths
     for write in writes:
-        full = root / write.path
-        if full.is_dir() and not full.is_symlink():
+        try:
+            mode = os.lstat(f"{base}/{write.path}").st_mode
+        except OSError:
+            continue  # nothing there to overwrite
+        if stat.S_ISDIR(mode):
             # A folder (or a submodule's checkout) where a file goes: only what the plan
             # removes may be in it.
             inside = (
                 os.path.relpath(os.path.join(d, f), root)
-                for d, _, files in os.walk(full)
+                for d, _, files in os.walk(root / write.path)
                 for f in files
             )
             unmanaged = [p for p in inside if p not in removing]
@@ -391,10 +395,8 @@ def _check_writes(
                     f"restore would replace the {what} {write.path!r}, which holds files "
                     f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
                 )
-        elif (
-            os.path.lexists(full)
-            and now.get(write.path) is None
-            and not disk_holds(repo, write.path, (write.mode, write.oid))
+        elif now.get(write.path) is None and not disk_holds(
+            repo, write.path, (write.mode, write.oid)
         ):
             raise Refused(
                 f"restore would overwrite {write.path!r}, which is outside the managed set "

@@ -15,7 +15,8 @@ from .conftest import Repo
 from .helpers import blob, forge_checkpoint, state
 
 # Above restore.INDEX_DIFF_FROM (64): the diff-based paths run; 100 written files get
-# their stat data refreshed by name, 150 by a refresh of the whole index (past 128).
+# their stat data refreshed by name, 150 by a refresh of the whole index (past 128);
+# 300 are written by two threads (materialize.PARALLEL_WRITES).
 MANY = 150
 
 
@@ -28,7 +29,7 @@ def _spread(repo: Repo, many: int = MANY) -> list[str]:
     return paths
 
 
-@pytest.mark.parametrize("many", [100, 150])
+@pytest.mark.parametrize("many", [100, 150, 300])
 def test_a_wholesale_restore_and_its_undo_are_exact(repo: Repo, many: int) -> None:
     paths = _spread(repo, many)
     # The checkpoint: edits, staged edits that differ from the work tree, a staged-only
