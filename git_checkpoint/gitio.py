@@ -461,15 +461,26 @@ class Repo:
 
         if not loose.usable(self._config):
             return False
-        if len(trees) >= PACK_FROM:  # one pack, not a file each
-            with contextlib.suppress(OSError):
-                if loose.write_pack(self.common_dir / "objects", 2, trees):
-                    return True
+        if len(trees) >= PACK_FROM:  # one pack, not a file each, of the ones not stored
+            trees = self._missing(trees)
+            if len(trees) >= PACK_FROM:
+                with contextlib.suppress(OSError):
+                    if loose.write_pack(self.common_dir / "objects", 2, trees):
+                        return True
         try:
             loose.write_trees(self.common_dir / "objects", trees)
         except OSError:
             return False
         return True
+
+    def _missing(self, objects: Mapping[str, bytes]) -> dict[str, bytes]:
+        """The objects git does not have yet (packed or loose), by one `cat-file`: a
+        save that finds the same change again must not store its trees again (a loose
+        object there already is only renewed; a pack would hold them all once more)."""
+        stdin = "".join(f"{oid}\n" for oid in objects).encode()
+        out = self.git("cat-file", "--batch-check=%(objectname)", stdin=stdin).decode()
+        missing = {line.split(" ")[0] for line in out.splitlines() if line.endswith(" missing")}
+        return {oid: body for oid, body in objects.items() if oid in missing}
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
         """A new commit of `tree` on `parents`: written here as git would write it when

@@ -317,15 +317,18 @@ def resolve(repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = 
 # save), answer trees_of without a `rev-parse`: a save compares with its last checkpoint,
 # a restore reads a recent one, undo the safety checkpoint just written.
 #
-# Every commit in that file was written by a save here (or reused by one, its tree equal
-# to the one the save made): a commit id names its trees for good, so the trees of such
-# a commit are sound as git wrote them, and a restore of it need not check them as it
-# checks a fetched one (ours_for_sure).
+# The checkpoint commits a save here wrote are marked `ours`: a commit id names its trees
+# for good, and those trees (W, and the I and U trees, which the save made, whatever
+# commits it reused for them) are sound as git wrote them, so a restore of such a
+# checkpoint need not check them as it checks a fetched one (ours_for_sure). An I or U
+# commit a save reused is not marked: only its tree is the save's, the rest of it (its
+# parents) may be anyone's.
 _TREES: dict[str, str] = {}
 _TREES_READ: set[str] = set()  # the files loaded into _TREES
-_OURS: set[str] = set()  # the commits of those files, and the ones this process wrote
+_OURS: set[str] = set()  # the checkpoint commits those files mark, and this process wrote
 _TREES_KEPT = 300  # lines: the W, I and U commits of the last hundred saves or more
-_TREE_LINE = re.compile(r"([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64})")
+_HEX = r"([0-9a-f]{40}|[0-9a-f]{64})"
+_TREE_LINE = re.compile(rf"{_HEX} {_HEX}( ours)?")
 
 
 def _trees_file(repo: Repo) -> Path:
@@ -333,7 +336,8 @@ def _trees_file(repo: Repo) -> Path:
 
 
 def _kept_trees(repo: Repo) -> list[str]:
-    """The `trees` file's `commit tree` lines; anything else is not ours: git answers."""
+    """The `trees` file's `commit tree [ours]` lines; anything else is not ours: git
+    answers."""
     try:
         text = _trees_file(repo).read_text(encoding="ascii", errors="replace")
     except OSError:
@@ -346,18 +350,20 @@ def _read_trees_file(repo: Repo) -> None:
     if path in _TREES_READ:
         return
     for line in _kept_trees(repo):
-        commit, _, tree = line.partition(" ")
+        commit, tree, *mark = line.split(" ")
         _TREES.setdefault(commit, tree)
-        _OURS.add(commit)
+        if mark:
+            _OURS.add(commit)
     _TREES_READ.add(path)  # last: the secret scan's thread may be reading it too
 
 
-def _keep_trees(repo: Repo, found: dict[str, str]) -> None:
-    """Add commit -> tree pairs to the `trees` file (the caller holds the lock)."""
+def _keep_trees(repo: Repo, found: dict[str, str], ours: str) -> None:
+    """Add commit -> tree pairs to the `trees` file, `ours` marked as the checkpoint
+    commit this save wrote (the caller holds the lock)."""
     _TREES.update(found)
-    _OURS.update(found)
+    _OURS.add(ours)
     lines = [line for line in _kept_trees(repo) if line.partition(" ")[0] not in found]
-    lines += [f"{commit} {tree}" for commit, tree in found.items()]
+    lines += [f"{c} {t} ours" if c == ours else f"{c} {t}" for c, t in found.items()]
     path = repo.state_dir() / _trees_file(repo).name  # (state_dir: made if missing)
     tmp = path.with_name(f".trees.{os.getpid()}.tmp")
     try:  # a cache: no fsync, and a save never fails over it
@@ -413,7 +419,7 @@ def write_checkpoint(
     if overlay_commit and snapshot.overlay_tree:
         found[overlay_commit] = snapshot.overlay_tree
     found[commit] = snapshot.worktree_tree
-    _keep_trees(repo, found)
+    _keep_trees(repo, found, commit)
     return commit, index_commit, overlay_commit
 
 

@@ -120,10 +120,11 @@ def test_the_trees_file_names_each_checkpoint_with_its_worktree_tree(repo: Repo)
     commit = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
     tree = repo.git("rev-parse", f"{commit}^{{tree}}").strip()
     kept = (repo.path / ".git" / "checkpoint" / "trees").read_text().split("\n")
-    assert f"{commit} {tree}" in kept
+    assert f"{commit} {tree} ours" in kept
     for line in filter(None, kept):  # every commit the file names maps to its real tree
-        named, real = line.split(" ")
+        named, real, *_ = line.split(" ")
         assert repo.git("rev-parse", f"{named}^{{tree}}").strip() == real
+    assert sum(line.endswith(" ours") for line in kept) == 1  # the I commit is not
 
 
 def test_a_forged_checkpoint_is_still_checked_after_our_own_saves(repo: Repo) -> None:
