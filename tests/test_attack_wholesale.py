@@ -1,5 +1,5 @@
-"""helper-19's attacks on the wholesale-restore change (9351379), both fixed: in-memory staging, raw tree
-diffs, ours_for_sure, write_pack."""
+"""helper-19's attacks on the wholesale-restore change (9351379: in-memory staging, raw
+tree diffs, ours_for_sure, write_pack); both fixed in the commit after it."""
 
 from __future__ import annotations
 
