@@ -231,10 +231,10 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dic
     writing = {w.path: (w.mode, w.oid) for w in plan.writes}
     for path in paths:
         full = repo.root / path
-        try:
-            st = os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError):
+        found = _lstat(full)
+        if found is None:
             continue
+        st = found
         stored = now.get(path)
         if stat.S_ISDIR(st.st_mode):
             continue  # folders are never removed here; writes check them themselves
@@ -273,15 +273,29 @@ def remove_files(repo: Repo, paths: Iterable[str], outcome: Outcome) -> list[str
         if not _through_folders(repo.root, path):
             outcome.left[path] = "a folder above it became a symlink during the restore"
             continue
+        found = _lstat(full)
+        if found is None or stat.S_ISDIR(found.st_mode):
+            continue  # gone, or a folder where a file was: nothing of ours to remove
         try:
-            if stat.S_ISDIR(os.lstat(full).st_mode):
-                continue  # a folder where a file was: nothing of ours to remove
             os.unlink(full)
         except (FileNotFoundError, NotADirectoryError):
             continue
         removed.append(path)
         prune_empty_parents(repo.root, path)
     return removed
+
+
+def _lstat(path: str | os.PathLike[str]) -> os.stat_result | None:
+    """lstat; None where nothing can be: a path missing, below a file, or below a
+    symlink that loops."""
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
 
 
 def move_into_place(

@@ -272,6 +272,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
             gitlinks.append((path, after))
         else:
             writes.append(Write(path, after[0], after[1]))
+    writes += _under_removed(removes, writes, now, then)
     _check_writes(repo, writes, removes, now, then)
     wanted_index = TreeView(repo.objects, target_index, None)
     wanted_index.blobs.update((p, new) for p, (_, new) in index_diff.items())
@@ -294,6 +295,27 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         gitlinks=tuple(gitlinks),
         before=now.blobs,
     )
+
+
+def _under_removed(
+    removes: list[str], writes: list[Write], now: TreeView, then: TreeView
+) -> list[Write]:
+    """The target's files below a path the plan removes (a file or a symlink where the
+    target has a folder): nothing is there once it is gone, whatever the snapshot says
+    (git's status skips the tracked files below a looping symlink)."""
+    out: list[Write] = []
+    writing = {w.path for w in writes}
+    for path in removes:
+        found = then.tracked(path)
+        if found is None or found[0] != 0o040000:
+            continue
+        below: dict[str, Entry] = {}
+        then.walk(then.odb[found[1]], f"{path}/", below)
+        for child, (mode, oid) in sorted(below.items()):
+            if child not in writing and mode != GITLINK:
+                check_path(child, mode)
+                out.append(Write(child, mode, oid))
+    return out
 
 
 # From this many writes, their index entries come from a diff of the target's W and I

@@ -8,6 +8,7 @@ form the overlay. The user's index and work tree are never written.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import re
@@ -380,6 +381,7 @@ def _fast_capture(
         raise
     if flagged or scanned.unmerged:
         return None
+    scanned = _behind_looping_links(repo, index_tree, scanned)
     intent_to_add = _intent_to_add(repo, tree_env, index_tree)
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
     worktree_tree, ahead = concurrently(
@@ -390,6 +392,36 @@ def _fast_capture(
         return None
     tracked = _tracked(worktree_tree, index_tree, {}, intent_to_add)
     return tracked, scanned, changed_stats, seen, ahead
+
+
+def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan) -> Scan:
+    """`scanned` with the tracked files below an untracked symlink that loops (`d/a ->
+    a`, where a tracked folder was) counted as gone, as git counts them below any other
+    symlink: status meets ELOOP there, says so on stderr and skips them, so the snapshot
+    would keep their index entries beside the link, a checkpoint no restore accepts."""
+    looping = []
+    for path in scanned.untracked:
+        full = os.path.join(repo.root, path)
+        if not path.endswith("/") and os.path.islink(full):
+            try:
+                os.stat(full)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    looping.append(path)
+    if not looping:
+        return scanned
+    argv = ["ls-tree", "-r", "-z", "--name-only", index_tree, "--", *looping]
+    below = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"})
+    inside = tuple(f"{q}/" for q in looping)
+    gone = [p for p in below if p.startswith(inside) and p not in scanned.modes]
+    if not gone:
+        return scanned
+    return replace(
+        scanned,
+        changed=(*scanned.changed, *gone),
+        deleted=(*scanned.deleted, *gone),
+        modes={**scanned.modes, **{p: "000000" for p in gone}},
+    )
 
 
 # The overlay hashed ahead of finish_snapshot: (its files, their stat data taken before
