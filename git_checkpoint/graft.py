@@ -32,7 +32,10 @@ SYMLINK = "120000"
 GITLINK = "160000"
 TREE = "40000"
 _TYPES = {"100644": "blob", "100755": "blob", SYMLINK: "blob", GITLINK: "commit", TREE: "tree"}
-# Above this many files, hashing is split over two `hash-object` processes (two cores).
+# Above this many files, hashing is split over two `hash-object` processes (two cores),
+# and their loose objects are stored without compression (core.looseCompression=0,
+# unless the user chose a level): 972 files of 1-20 KB, 240 -> 175 ms in one process.
+# They take their full size until `git gc` packs them; a small save keeps git's level 1.
 SPLIT_HASHING = 200
 
 
@@ -60,9 +63,13 @@ def graft(repo: Repo, index_tree: str, changes: Mapping[str, str]) -> str | None
                 raise _NotGraftable()
         if len(present) > SPLIT_HASHING:  # two cores: hash in two halves side by side
             half = len(present) // 2
+            chosen = any(
+                k in ("core.compression", "core.loosecompression") for k, _ in repo.config_pairs()
+            )
+            fast = () if chosen else ("-c", "core.looseCompression=0")
             first, second = concurrently(
-                lambda: _added(repo, trees, present[:half], gone_rules),
-                lambda: _added(repo, trees, present[half:], gone_rules),
+                lambda: _added(repo, trees, present[:half], gone_rules, fast),
+                lambda: _added(repo, trees, present[half:], gone_rules, fast),
             )
             new = {**first, **second}
         else:  # one after the other: git calls in a fixed order (the fault tests count them)
@@ -155,6 +162,7 @@ def _added(
     trees: Mapping[str, Mapping[bytes, tuple[str, str]]],
     paths: list[str],
     gone_rules: list[str],
+    options: tuple[str, ...] = (),
 ) -> dict[str, tuple[str, str] | None]:
     """The entries `git add -u` makes of `paths` (mode, blob or commit id; None when
     git finds the path gone after all).
@@ -180,7 +188,7 @@ def _added(
         index = env["GIT_INDEX_FILE"]
         indexfile.write_seed(index, seed)
         order = sorted([*paths, *gone_rules], key=lambda p: p.encode("utf-8", "surrogateescape"))
-        argv = ["update-index", "--add", "--remove", "-z", "--stdin"]  # in index order
+        argv = [*options, "update-index", "--add", "--remove", "-z", "--stdin"]  # index order
         repo.git(*argv, stdin=nul_list(order), env=env)
         entries = indexfile.read_entries(index)
         if entries is None:  # not an index we read (a split one): git lists it
