@@ -39,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from threading import Thread
-    from types import TracebackType
+    from types import FrameType, TracebackType
 
     Marks = dict[str, str]  # snapshot._marks: path -> "h", "S" or both
 
@@ -140,15 +140,42 @@ _STARTING = False  # in start(): a Ctrl-C waits until every child it started is 
 _PENDING = False  # a Ctrl-C that came meanwhile
 
 
-def _on_sigint(signum: int, frame: object) -> None:
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
     global _INTERRUPTED, _PENDING
     if _INTERRUPTED:
         return  # the first is on its way out: what it cleans up must not be cut short
     if _STARTING:
         _PENDING = True  # raised once start() has every child on its list
         return
+    if _in_finalizer(frame):
+        _again_soon()
+        return
     _INTERRUPTED = True
     raise KeyboardInterrupt
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether a finalizer (Popen.__del__, run wherever the last reference goes) is
+    running: a KeyboardInterrupt cannot leave one (Python prints a traceback, carries on,
+    and the Ctrl-C is lost, the ones after it ignored as the first on its way out)."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _again_soon() -> None:
+    """The Ctrl-C delivered again in a millisecond, from a thread, to the handler above."""
+    import _thread
+    import threading
+    import time
+
+    def again() -> None:
+        time.sleep(0.001)
+        _thread.interrupt_main()
+
+    threading.Thread(target=again, daemon=True).start()
 
 
 def interrupt_once() -> None:
