@@ -63,6 +63,7 @@ class Early:
         self.head: str | None = None  # HEAD's commit when the index was copied
         self.children: list[Spawned] = []
         self.outputs: tuple[bytes, bytes, Marks] | None = None
+        self.status_errors = b""  # status's stderr: the paths it could not look at
 
     def spawn(self) -> None:
         """Note HEAD, copy the index twice (the second copy from the first: one index,
@@ -74,7 +75,8 @@ class Early:
         if os.path.exists(index):
             link_or_copy(index, self.env["GIT_INDEX_FILE"])
             link_or_copy(self.env["GIT_INDEX_FILE"], self.tree_env["GIT_INDEX_FILE"])
-        self.children.append(Spawned(list(STATUS_ARGV), self.repo.root, self.env))
+        errors = os.path.join(self.folder, "status-errors")  # what status skipped, and why
+        self.children.append(Spawned(list(STATUS_ARGV), self.repo.root, self.env, errors=errors))
         self.children.append(Spawned(["write-tree"], self.repo.root, self.tree_env))
         marks = os.path.join(self.folder, "marks")  # 6 MB at 100,000 files: no pipe
         self.children.append(Spawned(list(FLAGGED_ARGV), self.repo.root, self.tree_env, marks))
@@ -88,6 +90,7 @@ class Early:
             listed = flagged.result()
             parsed = marks(listed) if listed is not None else None
             written, scanned = tree.result(), status.result()
+            self.status_errors = status.error_output()
             self.children = []
             if scanned is not None and written is not None and parsed is not None:
                 self.outputs = scanned, written, parsed

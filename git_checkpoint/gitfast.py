@@ -47,19 +47,26 @@ class Spawned:
     """A git child whose stdout is a pipe, or the file `out` (for an output larger than
     a pipe holds, which would stop git until it is read); stderr goes to /dev/null (a
     failure is a nonzero exit, and the caller then falls back to the full path, which
-    reports it)."""
+    reports it), or to the file `errors` when the caller reads what git said."""
 
     def __init__(
-        self, argv: list[str], cwd: str, env: dict[str, str] | None = None, out: str = ""
+        self,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str] | None = None,
+        out: str = "",
+        errors: str = "",
     ) -> None:
         self.to_file = bool(out)
         self.done: tuple[int, bytes] | None = None
+        self.errors = errors
         if out:
             read_end = os.open(out, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             write_end = os.dup(read_end)
         else:
             read_end, write_end = os.pipe()
         null = os.open(os.devnull, os.O_RDWR)
+        err = os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if errors else null
         try:
             self.pid = os.posix_spawnp(
                 "git",
@@ -68,7 +75,7 @@ class Spawned:
                 file_actions=[
                     (os.POSIX_SPAWN_DUP2, null, 0),
                     (os.POSIX_SPAWN_DUP2, write_end, 1),
-                    (os.POSIX_SPAWN_DUP2, null, 2),
+                    (os.POSIX_SPAWN_DUP2, err, 2),
                     (os.POSIX_SPAWN_CLOSE, read_end),
                 ],
                 setsigmask=(),  # none blocked: ours may be, while children start
@@ -82,6 +89,18 @@ class Spawned:
         finally:
             os.close(write_end)
             os.close(null)
+            if err != null:
+                os.close(err)
+
+    def error_output(self) -> bytes:
+        """What git wrote on stderr (to `errors`), once finished; b"" if not asked."""
+        if not self.errors:
+            return b""
+        try:
+            with open(self.errors, "rb") as fh:
+                return fh.read()
+        except OSError:
+            return b""
 
     def result(self, ok: tuple[int, ...] = (0,)) -> bytes | None:
         """All of stdout, or None when git could not run or exited with a code not `ok`."""

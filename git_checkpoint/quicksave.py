@@ -226,11 +226,12 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
     env = {"GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0"}  # never write it back
     argv = quickstate.include_argv(repo.root, saved["exclude_args"], saved["includes"])
     children: list[Spawned | None] = []
+    errors = os.path.join(quickstate.folder(repo), f"status-errors-{os.getpid()}")
     # A Ctrl-C waits until every child is on the list, then none of them outlives us
     # (Spawned.finish waits once; the children start with no signal blocked).
     mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     try:
-        status = Spawned(list(STATUS_ARGV), repo.root, env)
+        status = Spawned(list(STATUS_ARGV), repo.root, env, errors=errors)
         config = Spawned(list(CONFIG_ARGV), repo.root)
         others = Spawned(argv, repo.root, {"GIT_LITERAL_PATHSPECS": "1"}) if argv else None
         children = [status, config, others]
@@ -238,6 +239,7 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
         if prepare:
             import_beside(*(f"{__package__}.{name}" for name in SAVE_MODULES))
         scanned = status.result()
+        complaints = status.error_output()
         config_out = config.result(ok=(0, 1))  # 1: none of those keys is set
         seen_out = others.result() if others is not None else b""
     except BaseException:
@@ -246,8 +248,15 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
             if child is not None:
                 child.finish()
         raise
+    finally:
+        try:  # noqa: SIM105 (contextlib costs the hook 3 ms)
+            os.unlink(errors)
+        except OSError:
+            pass
     if scanned is None or seen_out is None or config_out is None:
         return None
+    if complaints:  # a path status could not look at (below a looping link): the full
+        return None  # save reads what it said
     if _pairs(config_out) != [tuple(p) for p in saved["config"]]:
         return None
     scan = parse_status(scanned)

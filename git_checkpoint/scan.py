@@ -11,7 +11,7 @@ The save path's scan; the hook's quick check runs the same command through gitfa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import gitfast
@@ -27,6 +27,7 @@ class Scan:
     untracked: tuple[str, ...]  # untracked, not ignored; nested repositories end with "/"
     unmerged: bool  # the index has conflicted entries
     modes: Mapping[str, str]  # changed path -> its work-tree mode ("000000": gone)
+    errors: bytes = b""  # status's stderr: a path it could not look at, and why
 
 
 def parse_status(out: bytes) -> Scan:
@@ -44,7 +45,9 @@ def status_env(index: Path, *, read_only: bool) -> dict[str, str]:
 
 def scan(repo: Repo, index: Path, *, read_only: bool = False) -> Scan:
     """One status run against `index` (a scratch copy: status may refresh it in place)."""
-    return parse_status(repo.git(*STATUS_ARGV, env=status_env(index, read_only=read_only)))
+    env = status_env(index, read_only=read_only)
+    proc = run_git(list(STATUS_ARGV), repo.root, env=env)
+    return replace(parse_status(proc.stdout), errors=proc.stderr)
 
 
 def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:

@@ -368,6 +368,7 @@ def _fast_capture(
         if outputs is not None and seen is not None:
             status, tree, flagged = outputs
             scanned, index_tree = parse_status(status), tree.decode().strip()
+            scanned = replace(scanned, errors=started.status_errors) if started else scanned
         else:
             scanned, index_tree, flagged, seen = concurrently(
                 lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
@@ -381,7 +382,7 @@ def _fast_capture(
         raise
     if flagged or scanned.unmerged:
         return None
-    scanned = _behind_looping_links(repo, index_tree, scanned)
+    scanned = _behind_looping_links(repo, index_tree, scanned, seen)
     intent_to_add = _intent_to_add(repo, tree_env, index_tree)
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
     worktree_tree, ahead = concurrently(
@@ -394,26 +395,14 @@ def _fast_capture(
     return tracked, scanned, changed_stats, seen, ahead
 
 
-def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan) -> Scan:
-    """`scanned` with the tracked files below an untracked symlink that loops (`d/a ->
-    a`, where a tracked folder was) counted as gone, as git counts them below any other
-    symlink: status meets ELOOP there, says so on stderr and skips them, so the snapshot
-    would keep their index entries beside the link, a checkpoint no restore accepts."""
-    looping = []
-    for path in scanned.untracked:
-        full = os.path.join(repo.root, path)
-        if not path.endswith("/") and os.path.islink(full):
-            try:
-                os.stat(full)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    looping.append(path)
-    if not looping:
-        return scanned
-    argv = ["ls-tree", "-r", "-z", "--name-only", index_tree, "--", *looping]
-    below = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"})
-    inside = tuple(f"{q}/" for q in looping)
-    gone = [p for p in below if p.startswith(inside) and p not in scanned.modes]
+def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> Scan:
+    """`scanned` with the tracked files below a symlink that loops (`d/a -> a`, where a
+    tracked folder was) counted as gone, as git counts them below any other symlink:
+    status meets ELOOP there, says so on stderr and skips them, so the snapshot would
+    keep their index entries (beside the link, when the link is saved: a checkpoint no
+    restore accepts)."""
+    gone = looping_entries(repo, index_tree, scanned, seen)
+    gone = [p for p in gone if p not in scanned.modes]
     if not gone:
         return scanned
     return replace(
@@ -422,6 +411,38 @@ def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan) -> Scan:
         deleted=(*scanned.deleted, *gone),
         modes={**scanned.modes, **{p: "000000" for p in gone}},
     )
+
+
+def looping_entries(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> list[str]:
+    """Tracked paths that a symlink looping above them hides: the ones status named on
+    stderr (in any language: a line starting with the path, which lstat finds looping),
+    and those below an untracked or included symlink that loops (a caller's status may
+    not have kept its stderr)."""
+    found: set[str] = set()
+    for line in scanned.errors.decode("utf-8", "surrogateescape").splitlines():
+        at = line.find(": ")
+        while at > 0:
+            if loops_at(repo, line[:at]):
+                found.add(line[:at])
+                break
+            at = line.find(": ", at + 1)
+    links = [p for p in [*scanned.untracked, *seen] if not p.endswith("/") and loops_at(repo, p)]
+    if links:
+        argv = ["ls-tree", "-r", "-z", "--name-only", index_tree, "--", *links]
+        below = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"})
+        inside = tuple(f"{q}/" for q in links)
+        found.update(p for p in below if p.startswith(inside))
+    return sorted(found)
+
+
+def loops_at(repo: Repo, path: str) -> bool:
+    """Whether looking at `path` meets a symlink that loops (ELOOP)."""
+    full = os.path.join(repo.root, path)
+    try:
+        os.stat(full)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 # The overlay hashed ahead of finish_snapshot: (its files, their stat data taken before
@@ -465,6 +486,11 @@ def _staged_capture(
     scanned = None if sparse else scan(repo, Path(env["GIT_INDEX_FILE"]))
     _stage_all(repo, env, sparse, scanned)
     _capture_flagged(repo, env, flagged)
+    if scanned is not None:  # what add -u skips as status does: below a looping link
+        hidden = looping_entries(repo, index_tree, scanned, [])
+        if hidden:
+            argv = ["update-index", "--force-remove", "-z", "--stdin"]
+            repo.git(*argv, stdin=nul_list(hidden), env=env)
     worktree_tree = repo.git("write-tree", env=env).decode().strip()
     return _tracked(worktree_tree, index_tree, flagged, intent_to_add), scanned
 

@@ -1,0 +1,74 @@
+"""helper-20's attacks (looping symlinks the first fix missed: on the staged-capture
+path, ignored, and in an include folder), all fixed by reading what status says on stderr."""
+
+from __future__ import annotations
+
+import os
+
+from .conftest import Repo
+from .helpers import state
+
+
+def _folder_then_loop(repo: Repo) -> None:
+    repo.write("d/a/x.txt", "x\n")
+    repo.write("d/a/y.txt", "y\n")
+    repo.commit_all("a folder")
+    for name in ("x.txt", "y.txt"):
+        (repo.path / "d" / "a" / name).unlink()
+    (repo.path / "d" / "a").rmdir()
+    os.symlink("a", repo.path / "d" / "a")
+
+
+def test_a_looping_link_saved_beside_an_assume_unchanged_file_restores(repo: Repo) -> None:
+    """One assume-unchanged entry sends the save down the staged path (`add -u`), which
+    ed7dc4b's _behind_looping_links does not cover: git skips d/a/*.txt at ELOOP, the
+    checkpoint keeps them beside the link d/a, and no restore accepts it."""
+    repo.git("update-index", "--assume-unchanged", "README.md")
+    _folder_then_loop(repo)
+    repo.cp("save", "-m", "the link")
+    looped = state(repo)
+    repo.write("src/app.py", "changed\n")
+    proc = repo.cp("restore", "cp_001", expect=None)
+    # exit 3: "unsafe checkpoint: 'd/a' is both tracked and untracked"
+    assert proc.returncode == 0, proc.stderr
+    assert state(repo) == looped
+
+
+def test_a_restore_over_an_ignored_looping_link_brings_the_folder_back(repo: Repo) -> None:
+    """_behind_looping_links looks only at the scan's untracked list: a looping link that
+    .gitignore matches (the fixture ignores *.log) is not there, git skips the tracked
+    files below it, and the restore writes nothing yet says the workspace matches
+    (below a non-looping ignored link it refuses honestly)."""
+    repo.write("d/x.log/f.txt", "f\n")
+    repo.git("add", "-f", "d/x.log/f.txt")
+    repo.git("commit", "-q", "-m", "a folder named like an ignored file")
+    repo.cp("save", "-m", "folder")
+    saved = state(repo)
+    (repo.path / "d" / "x.log" / "f.txt").unlink()
+    (repo.path / "d" / "x.log").rmdir()
+    os.symlink("x.log", repo.path / "d" / "x.log")
+    proc = repo.cp("restore", "cp_001", expect=None)
+    if "workspace matches" in proc.stdout:
+        assert state(repo) == saved, "restore claimed 'workspace matches' over the loop"
+        assert (repo.path / "d" / "x.log" / "f.txt").read_text() == "f\n"
+
+
+def test_a_looping_link_in_an_include_folder_is_saved_and_restored_over(repo: Repo) -> None:
+    """The same gap through untracked.include: a tracked folder below an included
+    ignored folder (node_modules/ is ignored by the fixture) replaced by a looping link.
+    The save says 'unchanged since cp_001', and a restore of cp_001 writes nothing
+    below the link yet says the workspace matches."""
+    repo.write("node_modules/pkg/f.txt", "f\n")
+    repo.git("add", "-f", "node_modules/pkg/f.txt")
+    repo.write(".checkpoint.yaml", "untracked:\n  include: [node_modules/]\n")
+    repo.commit_all("an included folder")
+    repo.cp("save", "-m", "folder")
+    saved = state(repo)
+    (repo.path / "node_modules" / "pkg" / "f.txt").unlink()
+    (repo.path / "node_modules" / "pkg").rmdir()
+    os.symlink("pkg", repo.path / "node_modules" / "pkg")
+    proc = repo.cp("save", "-m", "the link", expect=None)
+    assert "unchanged" not in proc.stdout, "the folder replaced by a link counted as no change"
+    proc = repo.cp("restore", "cp_001", expect=None)
+    if "workspace matches" in proc.stdout:
+        assert state(repo) == saved, "restore claimed 'workspace matches' over the loop"
