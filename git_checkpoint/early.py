@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 
 from . import quickstate
 from .gitfast import (
@@ -169,16 +170,31 @@ def _in_finalizer(frame: FrameType | None) -> bool:
 
 
 def _again_soon() -> None:
-    """The Ctrl-C delivered again in a millisecond, from a thread, to the handler above."""
-    import _thread
+    """The Ctrl-C sent again in a millisecond, from a thread, to the main thread: as a
+    signal, it waits while the main thread blocks SIGINT (quicksave, starting children)."""
+    import signal
     import threading
     import time
 
+    main = threading.main_thread().ident
+    assert main is not None
+
     def again() -> None:
         time.sleep(0.001)
-        _thread.interrupt_main()
+        signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=again, daemon=True).start()
+
+
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C raised in a finalizer that _in_finalizer does not know (a weakref
+    callback): no traceback, and it comes again."""
+    global _INTERRUPTED
+    if unraisable.exc_type is KeyboardInterrupt and _INTERRUPTED:
+        _INTERRUPTED = False
+        _again_soon()
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def interrupt_once() -> None:
@@ -194,6 +210,7 @@ def interrupt_once() -> None:
             signal.signal(signal.SIGINT, _on_sigint)
         except ValueError:  # not the main thread: Python's own handler stays
             pass
+        sys.unraisablehook = _unraisable
 
 
 def start(argv: list[str]) -> None:

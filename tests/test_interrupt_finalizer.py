@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = """
 import os, signal
 from git_checkpoint import early
@@ -30,11 +32,34 @@ except KeyboardInterrupt:
 """
 
 
-def test_a_ctrl_c_inside_a_finalizer_still_interrupts() -> None:
+WEAKREF = """
+import os, signal, weakref
+from git_checkpoint import early
+early.interrupt_once()
+class Thing:
+    pass
+def callback():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):
+        pass
+try:
+    thing = Thing()
+    weakref.finalize(thing, callback)
+    del thing
+    for _ in range(10 ** 7):
+        pass
+    print("carried on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("script", [SCRIPT, WEAKREF], ids=["__del__", "weakref callback"])
+def test_a_ctrl_c_inside_a_finalizer_still_interrupts(script: str) -> None:
     root = Path(__file__).resolve().parents[1]
     for _ in range(3):
         proc = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
+            [sys.executable, "-c", script],
             capture_output=True,
             text=True,
             timeout=60,
