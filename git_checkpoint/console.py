@@ -240,7 +240,16 @@ def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
             raise
         fail(f"git checkpoint: {exc}", exc.exit_code, as_json)
     except KeyboardInterrupt:
-        fail("git checkpoint: interrupted", 130, as_json)
+        journal = sys.modules.get(f"{__package__}.journal")
+        target = getattr(journal, "WRITTEN", None)
+        if target is None:
+            fail("git checkpoint: interrupted", 130, as_json)
+        fail(
+            f"git checkpoint: interrupted, the restore of {target} half done: "
+            "`git checkpoint restore --continue` finishes it, `git checkpoint undo` goes back",
+            130,
+            as_json,
+        )
     except BrokenPipeError:
         sys.exit(0)
     except OSError as exc:  # a file we could not read or write: permissions, a full disk

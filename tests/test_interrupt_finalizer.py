@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import Repo
+from .test_direct_attacks import wrapper_env
+from .test_interrupt_review import run_in_session
+
 SCRIPT = """
 import os, signal
 from git_checkpoint import early
@@ -67,3 +71,20 @@ def test_a_ctrl_c_inside_a_finalizer_still_interrupts(script: str) -> None:
         )
         assert proc.stdout == "interrupted\n", proc.stdout + proc.stderr
         assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_ctrl_c_in_the_middle_of_a_restore_says_how_to_go_on(repo: Repo, tmp_path: Path) -> None:
+    """helper-20: a Ctrl-C after the first file was replaced printed only `interrupted`;
+    the way on (`--continue`, `undo`) showed at the next command. It is said at once."""
+    repo.write("src/app.py", "print('saved')\n")
+    repo.git("add", "src/app.py")  # staged: the written file's stat data is refreshed
+    repo.cp("save", "-m", "one")
+    repo.write("src/app.py", "print('attempt')\n")
+    script = 'case " $* " in *" --refresh "*) kill -INT 0;; esac'  # after the writes
+    proc = run_in_session(repo, wrapper_env(tmp_path, script), "restore", "cp_001")
+    assert proc.returncode == 130
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "interrupted, the restore of main/cp_001 half done" in proc.stderr
+    assert "restore --continue" in proc.stderr and "undo" in proc.stderr
+    repo.cp("restore", "--continue")
+    assert (repo.path / "src" / "app.py").read_text() == "print('saved')\n"
