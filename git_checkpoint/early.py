@@ -163,7 +163,7 @@ def _in_finalizer(frame: FrameType | None) -> bool:
     running: a KeyboardInterrupt cannot leave one (Python prints a traceback, carries on,
     and the Ctrl-C is lost, the ones after it ignored as the first on its way out)."""
     while frame is not None:
-        if frame.f_code.co_name == "__del__":
+        if frame.f_code.co_name in ("__del__", "_unraisable"):
             return True
         frame = frame.f_back
     return False
@@ -172,6 +172,7 @@ def _in_finalizer(frame: FrameType | None) -> bool:
 def _again_soon() -> None:
     """The Ctrl-C sent again in a millisecond, from a thread, to the main thread: as a
     signal, it waits while the main thread blocks SIGINT (quicksave, starting children)."""
+    import _thread
     import signal
     import threading
     import time
@@ -183,7 +184,7 @@ def _again_soon() -> None:
         time.sleep(0.001)
         signal.pthread_kill(main, signal.SIGINT)
 
-    threading.Thread(target=again, daemon=True).start()
+    _thread.start_new_thread(again, ())  # (Thread.start would wait for it to run)
 
 
 def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
