@@ -231,10 +231,9 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dic
     writing = {w.path: (w.mode, w.oid) for w in plan.writes}
     for path in paths:
         full = repo.root / path
-        found = _lstat(full)
-        if found is None:
+        st = _lstat(full)
+        if st is None:
             continue
-        st = found
         stored = now.get(path)
         if stat.S_ISDIR(st.st_mode):
             continue  # folders are never removed here; writes check them themselves

@@ -17,7 +17,7 @@ from .gitfast import link_or_copy
 from .gitio import Repo
 from .graft import GITLINK, graft
 from .quicksave import Found
-from .snapshot import Snapshot, finish_snapshot, loops_at
+from .snapshot import Snapshot, finish_snapshot
 
 
 def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
@@ -35,8 +35,6 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         return None
     if any(found.modes.get(p) == GITLINK for p in found.changed):
         return None  # a moved submodule: no stat data vouches for it (capture_workspace)
-    if any(loops_at(repo, p) for p in [*found.untracked, *found.include_seen]):
-        return None  # a symlink that loops: files below it are gone (capture_workspace)
     index = os.path.join(quickstate.folder(repo), str(saved["saved_index"]))
     trees = saved["trees"]
     worktree_tree = graft(repo, trees["index"], {p: found.modes[p] for p in found.changed})

@@ -256,7 +256,7 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
     if scanned is None or seen_out is None or config_out is None:
         return None
     if complaints:  # a path status could not look at (below a looping link): the full
-        return None  # save reads what it said
+        return None  # save reads what it said (so build_on never meets such a link)
     if _pairs(config_out) != [tuple(p) for p in saved["config"]]:
         return None
     scan = parse_status(scanned)

@@ -365,10 +365,10 @@ def _fast_capture(
         concurrently(lambda: started.results(_marks), listing) if started else (None, None)
     )
     try:
-        if outputs is not None and seen is not None:
+        if started is not None and outputs is not None and seen is not None:
             status, tree, flagged = outputs
-            scanned, index_tree = parse_status(status), tree.decode().strip()
-            scanned = replace(scanned, errors=started.status_errors) if started else scanned
+            scanned = replace(parse_status(status), errors=started.status_errors)
+            index_tree = tree.decode().strip()
         else:
             scanned, index_tree, flagged, seen = concurrently(
                 lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
