@@ -453,34 +453,33 @@ class Repo:
         urls = [v for k, v in self._config if k == "remote.origin.url"]
         return urls[-1] if urls else None
 
-    def store_trees(self, trees: Mapping[str, bytes]) -> bool:
-        """Write trees (id -> body) as loose objects, as `mktree` would; False where git
-        must write them (loose.usable), or could not be written here (a read-only
-        folder: git then says why)."""
+    def store_trees(self, trees: Mapping[str, bytes], top: str) -> bool:
+        """Write trees (id -> body; `top` holds all the others) as loose objects, as
+        `mktree` would; False where git must write them (loose.usable), or could not be
+        written here (a read-only folder: git then says why)."""
         from . import loose
 
         if not loose.usable(self._config):
             return False
-        if len(trees) >= PACK_FROM:  # one pack, not a file each, of the ones not stored
-            trees = self._missing(trees)
-            if len(trees) >= PACK_FROM:
-                with contextlib.suppress(OSError):
-                    if loose.write_pack(self.common_dir / "objects", 2, trees):
-                        return True
+        if len(trees) >= PACK_FROM:  # one pack, not a file each: unless stored before
+            if self._stored(top):
+                return True
+            with contextlib.suppress(OSError):
+                if loose.write_pack(self.common_dir / "objects", 2, trees):
+                    return True
         try:
             loose.write_trees(self.common_dir / "objects", trees)
         except OSError:
             return False
         return True
 
-    def _missing(self, objects: Mapping[str, bytes]) -> dict[str, bytes]:
-        """The objects git does not have yet (packed or loose), by one `cat-file`: a
-        save that finds the same change again must not store its trees again (a loose
-        object there already is only renewed; a pack would hold them all once more)."""
-        stdin = "".join(f"{oid}\n" for oid in objects).encode()
-        out = self.git("cat-file", "--batch-check=%(objectname)", stdin=stdin).decode()
-        missing = {line.split(" ")[0] for line in out.splitlines() if line.endswith(" missing")}
-        return {oid: body for oid, body in objects.items() if oid in missing}
+    def _stored(self, top: str) -> bool:
+        """Whether git has the tree `top`, and so every tree below it (git writes a tree
+        after its children): a save that finds the same change again must not pack its
+        trees again. Only the top is asked for: each missing object costs `cat-file` a
+        rescan of the pack folder (0.03 ms here with 34 packs, 35 to 80 ms for 1,100)."""
+        out = self.git("cat-file", "--batch-check=%(objectname)", stdin=f"{top}\n".encode())
+        return not out.decode().rstrip().endswith(" missing")
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
         """A new commit of `tree` on `parents`: written here as git would write it when

@@ -265,7 +265,7 @@ def _write_trees(
         raise _NotGraftable()  # every tracked file is gone: write-tree writes the empty tree
     if not expected:
         return root
-    if repo.store_trees(expected):  # as mktree would write them, one process less
+    if repo.store_trees(expected, root):  # as mktree would write them, one process less
         return root
     out = repo.git("mktree", "-z", "--batch", stdin=b"".join(batch))
     if out.decode().split() != list(expected):
