@@ -3,9 +3,10 @@
 The graft adds a handful of changed files to a small scratch index seeded with their own
 entries, so that `git update-index --add` applies every rule `git add` would. Writing
 that seed here and reading the result back saves two git processes per save
-(`update-index --index-info` and `ls-files -s`). Only the plain case is read: an index
-in another version, or one git split (core.splitIndex), answers None, and the caller
-asks `ls-files` instead.
+(`update-index --index-info` and `ls-files -s`). A restore that wrote many files sets
+their stat data in the real index (set_stats), where `update-index --refresh` would
+hash each file again. Only the plain case is read: an index in another version, or
+one git split (core.splitIndex), answers None, and the caller asks git instead.
 
 Format (Documentation/gitformat-index.txt): "DIRC", version, entry count; each entry's
 stat data, mode, object id, flags and NUL-padded path, sorted by path; extensions; the
@@ -14,6 +15,8 @@ SHA-1 of everything before it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import struct
 from collections.abc import Mapping
 
@@ -80,6 +83,110 @@ def read_entries(path: str) -> dict[str, tuple[str, str]] | None:
         while pos + 8 <= end:  # extensions: "link" means the entries are elsewhere too
             signature, size = struct.unpack_from(">4sI", data, pos)
             if signature == b"link":
+                return None
+            pos += 8 + size
+    except (struct.error, ValueError):
+        return None
+    return out if pos == end else None
+
+
+def set_stats(index: str, files: Mapping[str, tuple[int, str, os.stat_result]]) -> set[str]:
+    """Set the stat data of `files` (path -> (mode, id, the file's stat right after it was
+    written with that blob's bytes)) in the index at `index`, where the entry holds that
+    mode and id, as a checkout sets it; the paths set. None is set in an index read
+    elsewhere (not a plain version 2 or 3, split) or one another git holds locked.
+
+    Written as git writes an index (a lock file renamed over it), after any file it
+    records: an entry whose mtime is the index's own is racy to git, which then
+    compares that file's bytes, as after any checkout."""
+    import hashlib  # OpenSSL's: 1 MB for each 10,000 entries, twice
+
+    lock = index + ".lock"
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    except OSError:
+        return set()
+    done: set[str] = set()
+    renamed = False
+    try:
+        with open(index, "rb") as fh:
+            data = bytearray(fh.read())
+            os.fchmod(fd, os.fstat(fh.fileno()).st_mode & 0o7777)
+        body = memoryview(data)[: len(data) - _SHA1]
+        trailer = bytes(data[len(body) :])
+        if trailer != bytes(_SHA1) and hashlib.sha1(body).digest() != trailer:
+            return set()  # not whole: leave it to git
+        names = {os.fsencode(p): p for p in files}
+        for pos, name in _positions(data, names) or ():
+            path = names[name]
+            mode, oid, st = files[path]
+            if _STAT.unpack_from(data, pos)[6] != mode or data[pos + 40 : pos + 60].hex() != oid:
+                continue  # the index holds something else there now
+            _STAT.pack_into(data, pos, *_stat_data(st, mode))
+            done.add(path)
+        if not done:
+            return set()
+        if trailer != bytes(_SHA1):  # index.skipHash keeps it zero
+            data[len(body) :] = hashlib.sha1(body).digest()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.close(fd)
+        fd = -1
+        os.replace(lock, index)
+        renamed = True
+        return done
+    except OSError:
+        return set()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if not renamed:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+
+
+def _stat_data(st: os.stat_result, mode: int) -> tuple[int, ...]:
+    """An entry's ten stat fields as git's fill_stat_data takes them (each cut to 32
+    bits; the mode is the entry's own)."""
+    low = 0xFFFFFFFF
+    return (
+        (st.st_ctime_ns // 1_000_000_000) & low,
+        st.st_ctime_ns % 1_000_000_000,
+        (st.st_mtime_ns // 1_000_000_000) & low,
+        st.st_mtime_ns % 1_000_000_000,
+        st.st_dev & low,
+        st.st_ino & low,
+        mode,
+        st.st_uid & low,
+        st.st_gid & low,
+        st.st_size & low,
+    )
+
+
+def _positions(data: bytearray, names: Mapping[bytes, str]) -> list[tuple[int, bytes]] | None:
+    """Where each entry named in `names` starts (stage 0 only), or None for an index not
+    read here."""
+    signature, version, count = _HEADER.unpack_from(data)
+    if signature != b"DIRC" or version not in (2, 3):
+        return None
+    end = len(data) - _SHA1
+    out = []
+    pos = _HEADER.size
+    flags_at = struct.Struct(">H").unpack_from
+    try:
+        for _ in range(count):
+            (flags,) = flags_at(data, pos + 60)
+            start = pos + _FIXED + (2 if flags & _EXTENDED else 0)
+            size = flags & _NAME_MAX
+            stop = data.index(b"\0", start + size, end) if size == _NAME_MAX else start + size
+            name = bytes(data[start:stop])
+            if name in names and not flags & _STAGE:
+                out.append((pos, name))
+            pos += (stop - pos + 8) & ~7
+        while pos + 8 <= end:
+            signature, size = struct.unpack_from(">4sI", data, pos)
+            if signature == b"link":  # split: the shared index holds entries too
                 return None
             pos += 8 + size
     except (struct.error, ValueError):

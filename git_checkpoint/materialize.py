@@ -6,9 +6,11 @@ a failing filter stops the restore before the work tree is touched. Then each pa
 replaced, only after checking that what it replaces or removes is stored in the safety
 checkpoint: a file that changed during the restore, or that git could not store, is
 left where it is and reported. A staged file replaces its path by a rename; content
-from memory is written as git's checkout writes it, the old file unlinked and a new one
-created (O_EXCL: never through a symlink, never over a file that appeared meanwhile).
-Neither way follows a symlink or removes a folder with files in it.
+from memory overwrites the old file where that file is plain, linked once, and has the
+owner and permissions a new one would get; else it is written as git's checkout writes
+it, the old file unlinked and a new one created (O_EXCL: never through a symlink, never
+over a file that appeared meanwhile). No way follows a symlink or removes a folder with
+files in it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import indexfile
 from .errors import GitFailed, Refused
 from .gitfast import empty_folder
 from .gitio import ZERO_OID, Repo, concurrently, nul_list
@@ -42,6 +45,8 @@ class Outcome:
     removed_residue: list[str] = field(default_factory=list)  # uncovered by new rules
     kept: set[str] = field(default_factory=set)  # outside the target's managed set after all
     submodules: list[str] = field(default_factory=list)  # at another commit than the target
+    # Files written from memory: their stat data right after (update_index's to record).
+    stats: dict[str, os.stat_result] = field(default_factory=dict)
 
 
 # Above this many written files, their stat data is refreshed by one pass over the index.
@@ -308,29 +313,76 @@ def move_into_place(
     """
     root = os.fspath(repo.root)  # str: 1,000s of paths
     todo = [w for w in writes if w.path not in outcome.left]
+    fresh = _Fresh.now()
     if len(todo) < PARALLEL_WRITES:
-        _move(root, stage, todo, outcome)
+        _move(root, stage, todo, outcome, fresh)
         return
     half = len(todo) // 2
     concurrently(
-        lambda: _move(root, stage, todo[:half], outcome),
-        lambda: _move(root, stage, todo[half:], outcome),
+        lambda: _move(root, stage, todo[:half], outcome, fresh),
+        lambda: _move(root, stage, todo[half:], outcome, fresh),
     )
 
 
+@dataclass(frozen=True)
+class _Fresh:
+    """What a file created now gets: its owner, its group, and the permissions of each
+    regular mode (0666 or 0777 less the umask)."""
+
+    uid: int
+    gid: int
+    perms: Mapping[int, int]
+
+    @classmethod
+    def now(cls) -> _Fresh:
+        mask = _umask()
+        return cls(os.geteuid(), os.getegid(), {0o100644: 0o666 & ~mask, 0o100755: 0o777 & ~mask})
+
+    def made(self, st: os.stat_result, mode: int) -> bool:
+        """Whether `st` is a file like the one a create would make for `mode`."""
+        return (
+            stat.S_ISREG(st.st_mode)
+            and st.st_nlink == 1
+            and stat.S_IMODE(st.st_mode) == self.perms.get(mode)
+            and (st.st_uid, st.st_gid) == (self.uid, self.gid)
+        )
+
+
+def _umask() -> int:
+    """The umask, read where Linux shows it (setting it to read it back would race with
+    the writing threads)."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", "rb") as fh:
+        for line in fh:
+            if line.startswith(b"Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _move(
-    root: str, stage: Mapping[str, str | bytes], writes: list[Write], outcome: Outcome
+    root: str,
+    stage: Mapping[str, str | bytes],
+    writes: list[Write],
+    outcome: Outcome,
+    fresh: _Fresh,
 ) -> None:
     for write in writes:
         _make_parents(root, write.path)
         dest = f"{root}/{write.path}"
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISDIR(os.lstat(dest).st_mode) and not _remove_empty_tree(Path(dest)):
-                outcome.left[write.path] = "a folder with files is in the way"
-                continue
+        st = _lstat(dest)
+        if st is not None and stat.S_ISDIR(st.st_mode) and not _remove_empty_tree(Path(dest)):
+            outcome.left[write.path] = "a folder with files is in the way"
+            continue
         source = stage[write.path]
         if isinstance(source, bytes):
-            _write_in_place(dest, write, source, outcome)
+            done = None
+            if st is not None and fresh.made(st, write.mode):
+                done = _overwrite(dest, st, source)
+            if done is None:
+                done = _write_in_place(dest, write, source, outcome)
+            if done is not None:
+                outcome.stats[write.path] = done
             continue
         try:
             os.rename(source, dest)
@@ -343,25 +395,58 @@ def _move(
                 raise
 
 
-def _write_in_place(dest: str, write: Write, data: bytes, outcome: Outcome) -> None:
+def _overwrite(dest: str, seen: os.stat_result, data: bytes) -> os.stat_result | None:
+    """Overwrite the file `seen` at `dest` with `data`: to every reader the same as a new
+    file, without the unlink (0.06 ms a file here: ext4 frees its blocks); its stat data
+    after. None, the file untouched, when `dest` is no longer that file (never followed
+    if a symlink, never waited on if a FIFO) or cannot be opened for writing."""
+    try:
+        fd = os.open(dest, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino, st.st_nlink) != (seen.st_dev, seen.st_ino, 1):
+            return None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if st.st_size > len(data):
+                os.ftruncate(fd, len(data))
+            return os.fstat(fd)
+        except OSError:  # a full disk: no half file left for the way back to store
+            with contextlib.suppress(OSError):
+                os.unlink(dest)
+            raise
+    finally:
+        os.close(fd)
+
+
+def _write_in_place(
+    dest: str, write: Write, data: bytes, outcome: Outcome
+) -> os.stat_result | None:
     """Replace `dest` with a new file holding `data`, as git's checkout does: unlink, then
-    create. O_EXCL refuses whatever appears there in between (a symlink included)."""
+    create (its stat data after). O_EXCL refuses whatever appears there in between (a
+    symlink included)."""
     try:
         os.unlink(dest)
     except FileNotFoundError:
         pass
     except IsADirectoryError:
         outcome.left[write.path] = "a folder appeared there during the restore"
-        return
+        return None
     mode = 0o777 if write.mode == 0o100755 else 0o666
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except FileExistsError:
         outcome.left[write.path] = "a file appeared there during the restore"
-        return
+        return None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            return os.fstat(fh.fileno())
     except OSError:  # a full disk: no half file left for the way back to store
         with contextlib.suppress(OSError):
             os.unlink(dest)
@@ -432,10 +517,17 @@ def prune_empty_parents(root: Path, path: str) -> None:
         parent = os.path.dirname(parent)
 
 
-def update_index(repo: Repo, plan: Plan, written: Iterable[Write]) -> None:
+def update_index(
+    repo: Repo,
+    plan: Plan,
+    written: Iterable[Write],
+    stats: Mapping[str, os.stat_result],
+) -> None:
     """Set the index entries that differ, mark intent-to-add and flags again, and refresh
     the stat data of the written files whose content the index now holds, so that git
-    sees them clean (autocrlf included) without re-hashing the rest.
+    sees them clean (autocrlf included) without re-hashing the rest. Many files written
+    from memory (raw blobs: no filter converts them) get the stat data taken right after
+    their write, set here in the index (indexfile.set_stats), as a checkout sets them.
     """
     drops = [p for p, e in plan.index_changes if e is None]
     sets = [(p, e) for p, e in plan.index_changes if e is not None]
@@ -459,10 +551,12 @@ def update_index(repo: Repo, plan: Plan, written: Iterable[Write]) -> None:
     wanted: dict[str, Entry | None] = dict(plan.index_entries)
     flagged = {p for p, _ in plan.marks}
     fresh = [
-        w.path
-        for w in written
-        if wanted.get(w.path, ()) == (w.mode, w.oid) and w.path not in flagged
+        w for w in written if wanted.get(w.path, ()) == (w.mode, w.oid) and w.path not in flagged
     ]
+    if len(fresh) > REFRESH_PATHS_MAX and repo.sha1():
+        known = {w.path: (w.mode, w.oid, stats[w.path]) for w in fresh if w.path in stats}
+        done = indexfile.set_stats(os.fspath(repo.git_dir / "index"), known)
+        fresh = [w for w in fresh if w.path not in done]
     if len(fresh) > REFRESH_PATHS_MAX:
         # Matching pathspecs costs git paths x entries (1,000 of them in 100,000 entries:
         # 490 ms); a refresh of the whole index stats each entry once (100 ms there).
@@ -476,6 +570,6 @@ def update_index(repo: Repo, plan: Plan, written: Iterable[Write]) -> None:
                 "--refresh",
                 "--pathspec-from-file=-",
                 "--pathspec-file-nul",
-                stdin=nul_list(fresh),
+                stdin=nul_list(w.path for w in fresh),
                 env=LITERAL,
             )

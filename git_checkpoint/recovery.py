@@ -312,7 +312,8 @@ def _carry_out(
         remove_files(repo, removes, outcome)
         move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
         outcome.removed_residue = remove_files(repo, residue, outcome)
-        update_index(repo, plan, [w for w in plan.writes if w.path not in outcome.left])
+        written = [w for w in plan.writes if w.path not in outcome.left]
+        update_index(repo, plan, written, outcome.stats)
     except (OSError, CheckpointError) as exc:
         if journal.kind == "rollback":  # going back failed: its journal stays for --continue
             raise

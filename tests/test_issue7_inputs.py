@@ -316,7 +316,8 @@ def test_permission_error_on_an_immutable_folder_during_restore_is_one_line(repo
     repo.cp("save", "-m", "one")
     repo.write("src/app.py", "print('edited')\n")
     before = state(repo)
-    with _immutable(repo.path / "src"):
+    # The file too: a file in an immutable folder can still be written over in place.
+    with _immutable(repo.path / "src"), _immutable(repo.path / "src/app.py"):
         proc = repo.cp("restore", "cp_001", expect=None)
         assert proc.returncode in (3, 4)
         _one_line_error(proc)

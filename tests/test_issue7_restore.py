@@ -215,12 +215,13 @@ def test_a_write_that_fails_midway_goes_back_by_itself(repo: Repo) -> None:
     repo.write("a.txt", "two\n")
     repo.write("d/b.txt", "two\n")
     before = state(repo)
-    if subprocess.run(["chattr", "+i", str(repo.path / "d")]).returncode:
-        pytest.skip("this filesystem has no immutable folders")
+    # An immutable file can be neither written (materialize._overwrite) nor unlinked.
+    if subprocess.run(["chattr", "+i", str(repo.path / "d/b.txt")]).returncode:
+        pytest.skip("this filesystem has no immutable files")
     try:
         proc = repo.cp("restore", "cp_001", expect=None)
     finally:
-        subprocess.run(["chattr", "-i", str(repo.path / "d")], check=True)
+        subprocess.run(["chattr", "-i", str(repo.path / "d/b.txt")], check=True)
     assert proc.returncode in (3, 4)
     assert "put back" in proc.stderr and "Traceback" not in proc.stderr
     assert state(repo) == before
