@@ -18,7 +18,8 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
     from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
@@ -98,9 +99,25 @@ def set_stats(index: str, files: Mapping[str, tuple[int, str, os.stat_result]]) 
 
     Written as git writes an index (a lock file renamed over it), after any file it
     records: an entry whose mtime is the index's own is racy to git, which then
-    compares that file's bytes, as after any checkout."""
+    compares that file's bytes, as after any checkout. SIGTERM and SIGHUP wait while
+    the lock is held: git removes its lock files before it dies of them, and a lock
+    left behind stops every git command (Ctrl-C is an exception here: `finally` runs)."""
     import hashlib  # OpenSSL's: 1 MB for each 10,000 entries, twice
+    import signal
 
+    held = {signal.SIGTERM, signal.SIGHUP}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        return _set_stats(index, files, hashlib.sha1)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _set_stats(
+    index: str,
+    files: Mapping[str, tuple[int, str, os.stat_result]],
+    hasher: Callable[[memoryview], Any],
+) -> set[str]:
     lock = index + ".lock"
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
@@ -114,7 +131,7 @@ def set_stats(index: str, files: Mapping[str, tuple[int, str, os.stat_result]]) 
             os.fchmod(fd, os.fstat(fh.fileno()).st_mode & 0o7777)
         body = memoryview(data)[: len(data) - _SHA1]
         trailer = bytes(data[len(body) :])
-        if trailer != bytes(_SHA1) and hashlib.sha1(body).digest() != trailer:
+        if trailer != bytes(_SHA1) and hasher(body).digest() != trailer:
             return set()  # not whole: leave it to git
         names = {os.fsencode(p): p for p in files}
         for pos, name in _positions(data, names) or ():
@@ -127,7 +144,7 @@ def set_stats(index: str, files: Mapping[str, tuple[int, str, os.stat_result]]) 
         if not done:
             return set()
         if trailer != bytes(_SHA1):  # index.skipHash keeps it zero
-            data[len(body) :] = hashlib.sha1(body).digest()
+            data[len(body) :] = hasher(body).digest()
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,3 +114,33 @@ def test_set_stats_leaves_a_locked_or_torn_index_alone(repo: Repo) -> None:
     assert indexfile.set_stats(index, {"x.txt": (0o100644, oid, st)}) == set()
     assert Path(index).read_bytes() == torn
     assert not lock.exists()
+
+
+def test_a_sigterm_while_the_lock_is_held_waits_for_it(repo: Repo, tmp_path: Path) -> None:
+    """A SIGTERM that lands while set_stats holds index.lock kills the process only once
+    the lock is gone (renamed over the index): a lock left behind stops every git."""
+    index, oid, _ = _one_file_index(repo)
+    repo.git("update-index", "--index-info", input=f"100644 {oid}\tx.txt\n".encode())
+    script = tmp_path / "term.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        "from git_checkpoint import indexfile\n"
+        "real = indexfile._set_stats\n"
+        "def racing(*args):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)  # lands before the lock is even made\n"
+        "    return real(*args)\n"
+        "indexfile._set_stats = racing\n"
+        f"st = os.lstat({str(repo.path / 'x.txt')!r})\n"
+        f"indexfile.set_stats({index!r}, {{'x.txt': (0o100644, {oid!r}, st)}})\n"
+        "print('survived')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGTERM and "survived" not in proc.stdout, proc
+    assert not os.path.exists(index + ".lock")
+    assert repo.git("diff-files", "--name-only") == ""  # the stat data went in first
