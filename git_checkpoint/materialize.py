@@ -517,6 +517,43 @@ def prune_empty_parents(root: Path, path: str) -> None:
         parent = os.path.dirname(parent)
 
 
+@contextlib.contextmanager
+def _placeholders(root: str, paths: Iterable[str]) -> Iterator[set[str]]:
+    """An empty file at each of `paths` while the block runs (`git add -N` marks only a
+    file it finds: an entry marked, then its file deleted, is marked this way), where
+    nothing is, below real folders (made for the while if missing); the paths made."""
+    made: set[str] = set()
+    folders: list[str] = []
+    try:
+        for path in paths:
+            parts = path.split("/")
+            folder, ok = root, True
+            for name in parts[:-1]:
+                folder = f"{folder}/{name}"
+                st = _lstat(folder)
+                if st is None:
+                    with contextlib.suppress(OSError):
+                        os.mkdir(folder)
+                        folders.append(folder)
+                    st = _lstat(folder)
+                if st is None or not stat.S_ISDIR(st.st_mode):
+                    ok = False
+                    break
+            if not ok:
+                continue
+            with contextlib.suppress(OSError):
+                os.close(os.open(f"{root}/{path}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                made.add(path)
+        yield made
+    finally:
+        for path in made:
+            with contextlib.suppress(OSError):
+                os.unlink(f"{root}/{path}")
+        for folder in reversed(folders):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+
+
 def update_index(
     repo: Repo,
     plan: Plan,
@@ -536,14 +573,17 @@ def update_index(
     if lines:
         repo.git("update-index", "-z", "--index-info", stdin=b"".join(lines))
     if plan.intent_to_add:
-        repo.git(
-            "add",
-            "--intent-to-add",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-            stdin=nul_list(plan.intent_to_add),
-            env=LITERAL,
-        )
+        with _placeholders(os.fspath(repo.root), plan.intent_gone) as made:
+            marking = [p for p in plan.intent_to_add if p not in plan.intent_gone or p in made]
+            if marking:
+                repo.git(
+                    "add",
+                    "--intent-to-add",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                    stdin=nul_list(marking),
+                    env=LITERAL,
+                )
     for mark, option in MARK_OPTIONS:
         marked = [p for p, marks in plan.marks if mark in marks]
         if marked:

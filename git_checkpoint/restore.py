@@ -52,6 +52,8 @@ class Plan:
     marks: tuple[tuple[str, str], ...] = ()
     # Paths to mark again with `git add -N`, as they were when the target was saved.
     intent_to_add: tuple[str, ...] = ()
+    # Those of them whose file the target does not have (deleted after `git add -N`).
+    intent_gone: tuple[str, ...] = ()
     # The target's index entry of every written path (None: not in the index).
     index_entries: tuple[tuple[str, Entry | None], ...] = ()
     # Submodules whose recorded commit differs: never entered, only reported.
@@ -278,7 +280,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
     wanted_index.blobs.update((p, new) for p, (_, new) in index_diff.items())
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
     # `git add -N` entries are in no index tree: carry them by name (manifest) instead.
-    then_ita = _intent_to_add_of(target, then, wanted_index)
+    then_ita, gone_ita = _intent_to_add_of(target, then, wanted_index)
     index_changes += [
         (p, None)
         for p in current.intent_to_add
@@ -291,6 +293,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
         marks=tuple((p, m) for p, m in current.flagged if wanted_index.tracked(p) is not None),
         intent_to_add=tuple(p for p in then_ita if p not in current.intent_to_add),
+        intent_gone=tuple(p for p in gone_ita if p not in current.intent_to_add),
         index_entries=_index_entries(repo, target, writes, then, wanted_index),
         gitlinks=tuple(gitlinks),
         before=now.blobs,
@@ -344,15 +347,19 @@ def _index_entries(
     return tuple(out)
 
 
-def _intent_to_add_of(target: Checkpoint, then: TreeView, index: TreeView) -> list[str]:
-    """The target's `git add -N` paths: named in its manifest, tracked in W, not in I."""
+def _intent_to_add_of(
+    target: Checkpoint, then: TreeView, index: TreeView
+) -> tuple[list[str], list[str]]:
+    """The target's `git add -N` paths: named in its manifest and not in I; all of them,
+    and those whose file it does not have (in no tree of the target)."""
     named = target.manifest.get("intent_to_add")
     if not isinstance(named, list):
-        return []
+        return [], []
     paths = [p for p in named if isinstance(p, str)]
     for path in paths:
         check_path(path)
-    return [p for p in paths if then.tracked(p) is not None and index.tracked(p) is None]
+    marked = [p for p in paths if index.tracked(p) is None]
+    return marked, [p for p in marked if then.tracked(p) is None]
 
 
 def _check_writes(

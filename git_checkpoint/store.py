@@ -468,6 +468,9 @@ def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
 def same_state(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> bool:
     if cp.base != snapshot.base or cp.worktree_tree != snapshot.worktree_tree:
         return False
+    # An intent-to-add entry whose file is gone is in neither tree: only the manifest has it.
+    if sorted(cp.manifest.get("intent_to_add") or ()) != sorted(snapshot.intent_to_add):
+        return False
     if (cp.overlay_commit is None) != (snapshot.overlay_tree is None):
         return False
     return trees_of(repo, cp) == (snapshot.index_tree, snapshot.overlay_tree)
