@@ -167,9 +167,15 @@ class Objects:
         self.close()
 
 
-def stream_blobs(root: Path, oids: list[str], sink: Callable[[int, Iterator[bytes]], None]) -> None:
+def stream_blobs(
+    root: Path,
+    oids: list[str],
+    sink: Callable[[int, Iterator[bytes]], None],
+    missing_ok: bool = False,
+) -> None:
     """Each blob of `oids` from one `cat-file --batch`, handed to `sink(n, chunks)` as
-    it arrives (never whole in memory); GitFailed when one is missing or no blob."""
+    it arrives (never whole in memory; the sink takes every chunk); GitFailed when one
+    is missing (unless `missing_ok`: skipped) or no blob."""
     import tempfile  # here: graft imports this module on the hook's save path
 
     from .gitfast import child_env
@@ -190,6 +196,8 @@ def stream_blobs(root: Path, oids: list[str], sink: Callable[[int, Iterator[byte
         try:
             for n in range(len(oids)):
                 header = child.stdout.readline().split()
+                if missing_ok and header[1:] == [b"missing"]:
+                    continue
                 if len(header) != 3 or header[1] != b"blob":
                     break  # "<oid> missing", or not a blob
                 sink(n, _chunks(child.stdout, int(header[2])))

@@ -134,11 +134,9 @@ def candidate_lines(text: str) -> list[int]:
     )
 
 
-def scan_text(
-    path: str, data: bytes, skip_lines: frozenset[str] = frozenset()
-) -> list[tuple[int, str, str]]:
+def scan_text(path: str, data: bytes, old: bytes | None = None) -> list[tuple[int, str, str]]:
     """(line, kind, fingerprint) of each secret in one file's bytes; binary files skipped.
-    Lines in `skip_lines` (the same file at the base commit) are not reported again.
+    Lines that `old` (the same file before) has too are not reported again.
     """
     if len(data) > MAX_BLOB_BYTES or b"\0" in data[:8000]:
         return []
@@ -147,7 +145,9 @@ def scan_text(
     if not numbers:
         return []
     lines = text.split("\n")
-    numbers = [n for n in numbers if lines[n - 1] not in skip_lines]
+    if old:
+        before = set(old.decode("utf-8", "replace").split("\n"))
+        numbers = [n for n in numbers if lines[n - 1] not in before]
     if not numbers:
         return []  # only old lines could fire: detect-secrets is not even loaded
     kinds: dict[int, list[str]] = {}
@@ -207,21 +207,25 @@ REGULAR = ("100644", "100755")
 
 
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
+    """The blobs of `oids` up to MAX_BLOB_BYTES each (a bigger one is data, not read into
+    memory; a missing one is left out)."""
+    from .objects import stream_blobs
+
     wanted = list(dict.fromkeys(oids))
-    if not wanted:
-        return {}
-    out = repo.git("cat-file", "--batch", stdin="".join(f"{o}\n" for o in wanted).encode())
     blobs: dict[str, bytes] = {}
-    pos = 0
-    for oid in wanted:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        if len(header) < 3:  # "<oid> missing"
-            pos = end + 1
-            continue
-        size = int(header[2])
-        blobs[oid] = out[end + 1 : end + 1 + size]
-        pos = end + 1 + size + 1
+
+    def keep(n: int, chunks: Iterator[bytes]) -> None:
+        held: list[bytes] = []
+        size = 0
+        for chunk in chunks:  # every chunk is taken: the next object follows it
+            size += len(chunk)
+            if size <= MAX_BLOB_BYTES:
+                held.append(chunk)
+        if size <= MAX_BLOB_BYTES:
+            blobs[wanted[n]] = b"".join(held)
+
+    if wanted:
+        stream_blobs(repo.root, wanted, keep, missing_ok=True)
     return blobs
 
 
@@ -265,10 +269,7 @@ def scan_tree_sets(
     for n, path, blob, old_blob, where in jobs:
         key = (path, blob, old_blob)
         if key not in results:
-            skip: frozenset[str] = frozenset()
-            if old_blob and old_blob in blobs:
-                skip = frozenset(blobs[old_blob].decode("utf-8", "replace").split("\n"))
-            results[key] = scan_text(path, blobs.get(blob, b""), skip)
+            results[key] = scan_text(path, blobs.get(blob, b""), blobs.get(old_blob or ""))
         for line, kind, fp in results[key]:
             finding = Finding(path, line, kind, fp, where, items[n][0])
             if not allowed(finding, allow):
