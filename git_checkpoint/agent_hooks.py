@@ -93,6 +93,7 @@ class AgentState:
     path: str
     state: str  # installed | outdated | not installed
     edited_since_install: bool = False
+    ignored: bool | None = None  # a local settings file: whether git ignores it (else None)
 
 
 def settings_path(spec: AgentSpec, scope: str, root: Path | None, home: Path) -> Path:

@@ -121,3 +121,39 @@ def put_back(path: Path, record: FileRecord) -> None:
         remove_created_dirs(record.created_dirs)
     else:
         write_atomic(path, record.before)
+
+
+# A settings file of this clone alone (Claude Code's settings.local.json) must stay out
+# of git's sight: as an untracked file it would be captured in every checkpoint's
+# overlay, pushed with them, and removed by restoring a checkpoint older than it.
+EXCLUDE_NOTE = "# git checkpoint hooks install --local: settings of this clone only"
+
+
+def _exclude_lines(exclude_file: Path) -> list[str]:
+    try:
+        return exclude_file.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def is_excluded(exclude_file: Path, rel: str) -> bool:
+    """Whether `exclude_file` (a repository's info/exclude) has the line for `rel`."""
+    wanted = {rel.lstrip("/"), "/" + rel.lstrip("/")}
+    return any(line.rstrip() in wanted for line in _exclude_lines(exclude_file))
+
+
+def exclude_locally(exclude_file: Path, rel: str) -> bool:
+    """Add `/rel` (a path from the work-tree root) to `exclude_file`, the repository's own
+    unshared ignore file; False when a line for it is there already."""
+    if is_excluded(exclude_file, rel):
+        return False
+    exclude_file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old = exclude_file.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    lead = b"\n" if old and not old.endswith(b"\n") else b""
+    addition = f"{EXCLUDE_NOTE}\n/{rel.lstrip('/')}\n".encode()
+    with open(exclude_file, "ab") as fh:
+        fh.write(lead + addition)
+    return True

@@ -45,7 +45,10 @@ def check_hooks() -> Check:
         status = hooks.run("status", agents=(), git=False, shell=False, local=False, user=False)
     except CheckpointError as exc:
         return Check("hooks", "fail", str(exc), "git checkpoint hooks status")
-    states = [(a.agent, a.state) for a in status.agents] + [(g.hook, g.state) for g in status.git]
+    states = [
+        (a.agent if a.scope == "project" else f"{a.agent} ({a.scope})", a.state)
+        for a in status.agents
+    ] + [(g.hook, g.state) for g in status.git]
     outdated = [name for name, state in states if state in ("outdated", "unreadable settings")]
     installed = [name for name, state in states if state == "installed"]
     if outdated:
@@ -53,7 +56,18 @@ def check_hooks() -> Check:
             "hooks",
             "fail",
             f"outdated or unreadable: {', '.join(outdated)}",
-            "git checkpoint hooks install (with the same --agent/--git flags) to update them",
+            "git checkpoint hooks install (with the same --agent/--git/--local/--user flags) "
+            "to update them",
+        )
+    shared = [a for a in status.agents if a.ignored is False]
+    if shared:
+        return Check(
+            "hooks",
+            "fail",
+            f"{shared[0].path} is not ignored by git: checkpoints capture it, a restore "
+            "can remove it",
+            f"git checkpoint hooks install --agent {shared[0].agent} --local "
+            "(adds it to .git/info/exclude)",
         )
     if not installed:
         return Check(

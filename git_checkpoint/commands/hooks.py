@@ -7,11 +7,11 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import agent_hooks, git_hooks
+from .. import agent_hooks, git_hooks, hook_files
 from ..agent_hooks import AGENTS, AgentState
 from ..errors import UsageError
 from ..git_hooks import GitHookState
-from ..gitio import Repo
+from ..gitio import Repo, run_git
 
 GUARD_SCRIPT = Path("shell") / "git-checkpoint-guard.sh"
 
@@ -35,6 +35,8 @@ class HooksResult:
         out = [f"{c.family:<12} {c.outcome:<18} {c.path}" for c in self.changes]
         for a in self.agents:
             edited = ", edited since install" if a.edited_since_install else ""
+            if a.ignored is False:
+                edited += ", not ignored by git"
             out.append(f"{a.agent:<12} {a.state + edited:<18} {a.path} ({a.scope})")
         if self.git:
             states = ", ".join(
@@ -84,7 +86,11 @@ def run(
 
     if action == "status":
         names = agents or tuple(n for n in AGENTS if scope != "local" or AGENTS[n].local_file)
-        states = [_agent_status(n, scope, repo, home) for n in names]
+        states = []
+        for name in names:
+            states.append(_agent_status(name, scope, repo, home))
+            if not (local or user):  # a plain status: the other scopes where ours are too
+                states += _installed_elsewhere(name, repo, home)
         show_git = (git or nothing_named) and repo is not None
         return HooksResult(
             "status",
@@ -113,6 +119,8 @@ def run(
         if action == "install":
             done = agent_hooks.install(spec, path, record)
             outcome = "installed" if done else "already installed"
+            if scope == "local" and repo is not None:
+                outcome += _keep_unshared(repo, path)
         else:
             outcome = agent_hooks.uninstall(spec, path, record)
         changes.append(HookChange(name, _show(path, repo), outcome))
@@ -151,9 +159,53 @@ def _agent_status(name: str, scope: str, repo: Repo | None, home: Path) -> Agent
     spec = AGENTS[name]
     path = agent_hooks.settings_path(spec, scope, repo.root if repo else None, home)
     state = agent_hooks.status(spec, scope, path, _record_path(name, scope, repo))
+    ignored = None
+    if scope == "local" and repo is not None and state.state in ("installed", "outdated"):
+        ignored = _ignored(repo, path)
     return AgentState(
-        state.agent, state.scope, _show(path, repo), state.state, state.edited_since_install
+        state.agent,
+        state.scope,
+        _show(path, repo),
+        state.state,
+        state.edited_since_install,
+        ignored,
     )
+
+
+def _installed_elsewhere(name: str, repo: Repo | None, home: Path) -> list[AgentState]:
+    """The agent's hooks in its local and user settings, where we installed them."""
+    found = []
+    for scope in ("local", "user"):
+        if scope == "local" and (repo is None or AGENTS[name].local_file is None):
+            continue
+        try:
+            state = _agent_status(name, scope, repo, home)
+        except UsageError:
+            continue  # a file we cannot read there: nothing we can say of it
+        ours = state.state in ("installed", "outdated")
+        if ours or _record_path(name, scope, repo).exists():
+            found.append(state)
+    return found
+
+
+def _exclude_file(repo: Repo) -> Path:
+    return repo.common_dir / "info" / "exclude"  # git reads it for every linked worktree
+
+
+def _ignored(repo: Repo, path: Path) -> bool:
+    rel = path.relative_to(repo.root).as_posix()
+    return run_git(["check-ignore", "-q", "--", rel], repo.root, check=False).returncode == 0
+
+
+def _keep_unshared(repo: Repo, path: Path) -> str:
+    """Keep a local settings file out of checkpoints and commits: git must ignore it."""
+    rel = path.relative_to(repo.root).as_posix()
+    where = _show(_exclude_file(repo), repo)
+    if repo.git("ls-files", "-z", "--", rel):
+        return f"; tracked by git all the same (git rm --cached {shlex.quote(rel)})"
+    if hook_files.exclude_locally(_exclude_file(repo), rel):
+        return f"; added to {where}"
+    return ""
 
 
 def _inside(path: Path, repo: Repo) -> bool:
