@@ -31,7 +31,16 @@ from .errors import GitFailed, Refused
 from .gitfast import empty_folder
 from .gitio import ZERO_OID, Repo, concurrently, nul_list
 from .objects import Blob, stream_blobs
-from .restore import SYMLINK, Entry, Plan, TreeView, Write, disk_holds, raw_match
+from .restore import (
+    SYMLINK,
+    Entry,
+    Plan,
+    TreeView,
+    Write,
+    disk_holds,
+    raw_match,
+    through_folders,
+)
 from .snapshot import MARK_OPTIONS
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
@@ -236,9 +245,9 @@ def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dic
     writing = {w.path: (w.mode, w.oid) for w in plan.writes}
     for path in paths:
         full = repo.root / path
-        st = _lstat(full)
+        st = _lstat(full) if through_folders(repo.root, path) else None
         if st is None:
-            continue
+            continue  # (what a symlink above it shows is not this path: never touched)
         stored = now.get(path)
         if stat.S_ISDIR(st.st_mode):
             continue  # folders are never removed here; writes check them themselves
@@ -274,7 +283,7 @@ def remove_files(repo: Repo, paths: Iterable[str], outcome: Outcome) -> list[str
         if path in outcome.left:
             continue
         full = repo.root / path
-        if not _through_folders(repo.root, path):
+        if not through_folders(repo.root, path):
             outcome.left[path] = "a folder above it became a symlink during the restore"
             continue
         found = _lstat(full)
@@ -453,18 +462,6 @@ def _write_in_place(
         raise
 
 
-def _through_folders(root: Path, path: str) -> bool:
-    """Whether every folder above `path` is a real folder (no symlink to follow out)."""
-    parts = path.split("/")[:-1]
-    for depth in range(1, len(parts) + 1):
-        try:
-            if not stat.S_ISDIR(os.lstat(root.joinpath(*parts[:depth])).st_mode):
-                return False
-        except FileNotFoundError:
-            return True  # nothing below a missing folder to remove
-    return True
-
-
 def _make_parents(root: str, path: str) -> None:
     """Each folder above `path` made or found to be a real folder, checked right before
     the write (never a symlink to follow out of the work tree)."""
@@ -508,13 +505,27 @@ def _remove_empty_tree(folder: Path) -> bool:
 
 
 def prune_empty_parents(root: Path, path: str) -> None:
+    """Remove the folders above `path` that are left empty, up to the root; never the
+    folder the command runs in or one above it (as git since 2.35: the shell there
+    would be left in a folder that is gone)."""
     parent = os.path.dirname(path)
+    here = _cwd()
     while parent:
+        full = root / parent
+        if here is not None and (here == full or full in here.parents):
+            return
         try:
-            os.rmdir(root / parent)
+            os.rmdir(full)
         except OSError:
             return
         parent = os.path.dirname(parent)
+
+
+def _cwd() -> Path | None:
+    try:
+        return Path(os.getcwd())
+    except OSError:  # already gone
+        return None
 
 
 @contextlib.contextmanager

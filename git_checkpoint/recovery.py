@@ -37,7 +37,7 @@ from .materialize import (
     unstored,
     update_index,
 )
-from .restore import Plan, TreeView, leftovers, plan_restore
+from .restore import Plan, TreeView, leftovers, plan_restore, through_folders
 from .restore_report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
 from .snapshot import Snapshot, capture_workspace, list_overlay_candidates, split_overlay
 from .state import now_iso
@@ -294,6 +294,7 @@ def _carry_out(
             w.path
             for w in plan.writes
             if now.get(w.path) is None
+            and through_folders(repo.root, w.path)
             and (os.path.islink(repo.root / w.path) or os.path.isfile(repo.root / w.path))
         ]
         residue: list[str] = []
@@ -305,7 +306,7 @@ def _carry_out(
             residue, outcome.kept = _uncovered(repo, config, target, now, pending)
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
         if residue or adopted:
-            journal = _keep_in_safety(repo, journal, [*residue, *adopted])
+            journal = _keep_in_safety(repo, journal, [*residue, *adopted], now)
         # Checked right before the work tree changes: no git call runs in between.
         rest = [p for p in touched if p not in rules]
         outcome.left.update(unstored(repo, now, rest, plan))
@@ -424,16 +425,19 @@ def _uncovered(
     return residue, keep
 
 
-def _keep_in_safety(repo: Repo, journal: Journal, paths: list[str]) -> Journal:
+def _keep_in_safety(repo: Repo, journal: Journal, paths: list[str], now: TreeView) -> Journal:
     """Add files on disk to this run's safety checkpoint (the original's, or this
-    --continue's) before the restore removes or replaces them.
+    --continue's) before the restore removes or replaces them; `now` learns them (the
+    check before each write then finds them stored).
     """
     if journal.continued_from:
         commit, name = journal.continued_from[-1], journal.continued_names[-1]
     else:
         commit, name = journal.safety, journal.safety_name
     safety = _recorded(repo, commit, name, journal.task)
-    kept = add_to_overlay(repo, safety, paths)
+    kept, overlay = add_to_overlay(repo, safety, paths)
+    now.overlay.clear()
+    now.walk(now.odb[overlay], "", now.overlay)
     if journal.continued_from:
         journal = replace(journal, continued_from=(*journal.continued_from[:-1], kept))
     else:

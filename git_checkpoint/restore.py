@@ -362,11 +362,18 @@ def _intent_to_add_of(
     return marked, [p for p in marked if then.tracked(p) is None]
 
 
+# An unmanaged file a restore overwrites is kept in the safety checkpoint up to this
+# size (the overlay's default limit); a bigger one (a model, a database) is refused.
+ADOPT_MAX_BYTES = 50 << 20
+
+
 def _check_writes(
     repo: Repo, writes: list[Write], removes: list[str], now: TreeView, then: TreeView
 ) -> None:
-    """Refuse writes through symlinks, over unmanaged files (unless they already hold
-    the same bytes), or outside the work tree.
+    """Refuse writes through symlinks, over big unmanaged files, or outside the work
+    tree. An unmanaged file the target holds (ignored or excluded now, under rules the
+    restore puts back first) is kept in the safety checkpoint before it is overwritten
+    (recovery: adopted), up to ADOPT_MAX_BYTES.
     """
     root = repo.root
     removing = set(removes)
@@ -405,10 +412,13 @@ def _check_writes(
             raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
     base = os.fspath(root)  # str, one lstat a path: 1,000s of paths
     for write in writes:
+        if write.path.rpartition("/")[0] in fresh:
+            continue  # its folder is made new (a symlink there removed first): not followed
         try:
-            mode = os.lstat(f"{base}/{write.path}").st_mode
+            st = os.lstat(f"{base}/{write.path}")
         except OSError:
             continue  # nothing there to overwrite
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             # A folder (or a submodule's checkout) where a file goes: only what the plan
             # removes may be in it.
@@ -424,12 +434,15 @@ def _check_writes(
                     f"restore would replace the {what} {write.path!r}, which holds files "
                     f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
                 )
-        elif now.get(write.path) is None and not disk_holds(
-            repo, write.path, (write.mode, write.oid)
+        elif (
+            now.get(write.path) is None
+            and st.st_size > ADOPT_MAX_BYTES
+            and not disk_holds(repo, write.path, (write.mode, write.oid))
         ):
             raise Refused(
                 f"restore would overwrite {write.path!r}, which is outside the managed set "
-                "(ignored or excluded); move it away or add it to untracked.include"
+                f"(ignored or excluded) and too big to keep in the safety checkpoint "
+                f"({st.st_size >> 20} MiB); move it away or add it to untracked.include"
             )
 
 
@@ -464,6 +477,18 @@ def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
     return oid == entry[1]
 
 
+def through_folders(root: Path, path: str) -> bool:
+    """Whether every folder above `path` is a real folder (no symlink to follow out)."""
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        try:
+            if not stat.S_ISDIR(os.lstat(root.joinpath(*parts[:depth])).st_mode):
+                return False
+        except FileNotFoundError:
+            return True  # nothing below a missing folder to remove
+    return True
+
+
 def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
     """Paths the plan removed that are somehow still there, and an index that differs
     (`left`: paths deliberately left alone, already reported).
@@ -474,6 +499,7 @@ def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
         for p in plan.removes
         if p not in left
         and os.path.lexists(repo.root / p)
+        and through_folders(repo.root, p)  # not a file a new symlink above it shows
         and not (
             os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
         )

@@ -606,8 +606,9 @@ def managed_tree(repo: Repo, cp: Checkpoint) -> str:
     return combined_tree(repo, cp.worktree_tree, trees_of(repo, cp)[1])
 
 
-def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:
-    """A copy of a just-made checkpoint whose overlay also holds `paths`; return its W.
+def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> tuple[str, str]:
+    """A copy of a just-made checkpoint whose overlay also holds `paths`; return its W
+    and its new overlay tree.
 
     Only for our own safety checkpoints, before anyone else has seen them: the caller
     records the new commit, then moves the ref by compare-and-swap from the old one.
@@ -622,4 +623,4 @@ def add_to_overlay(repo: Repo, cp: Checkpoint, paths: list[str]) -> str:
     parents = ([cp.base] if cp.base else []) + [cp.index_commit, new_overlay]
     raw = repo.git("cat-file", "commit", cp.commit).decode("utf-8", "surrogateescape")
     message = raw.split("\n\n", 1)[1]  # after the header: the message, byte for byte
-    return repo.commit_tree(cp.worktree_tree, parents, message)
+    return repo.commit_tree(cp.worktree_tree, parents, message), new_tree

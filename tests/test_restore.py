@@ -264,7 +264,10 @@ def test_symlink_in_the_workspace_is_never_followed(repo: Repo, tmp_path: Path) 
     assert (repo.path / "dir/file.txt").read_text() == "in a real folder\n"
 
 
-def test_unmanaged_file_in_the_way_is_refused(repo: Repo) -> None:
+def test_an_unmanaged_file_in_the_way_is_kept_in_the_safety_checkpoint(repo: Repo) -> None:
+    """It was refused (exit 3), which left an agent's rollback stuck at the attempt; the
+    file is now stored before it is overwritten (test_restore_hidden.py: too big ones
+    are still refused)."""
     repo.write("gen/out.txt", "tracked once\n")
     repo.commit_all("add gen")
     repo.cp("save")
@@ -273,8 +276,9 @@ def test_unmanaged_file_in_the_way_is_refused(repo: Repo) -> None:
     repo.write("gen/out.txt", "now an ignored file the user cares about\n")
     repo.commit_all("untrack gen")
     before = state(repo)
-    proc = repo.cp("restore", "--keep-head", expect=3)
-    assert "outside the managed set" in proc.stderr
+    repo.cp("restore", "--keep-head")
+    assert (repo.path / "gen/out.txt").read_text() == "tracked once\n"
+    repo.cp("undo")
     assert state(repo) == before
 
 
