@@ -419,6 +419,44 @@ def demo(keep: bool, as_json: bool) -> int:
 
 
 @cli.command()
+@click.option("--force", is_flag=True, help="Replace an existing file (a copy is kept).")
+@click.option(
+    "--hooks/--no-hooks",
+    "install_hooks",
+    default=None,
+    help="Install the hooks, or not, without asking (off a terminal: never asked).",
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=click.Choice(["claude-code", "gemini-cli", "codex", "cursor"]),
+    help="An agent whose hooks to install (default: those the project has a folder for).",
+)
+@json_option
+def init(force: bool, install_hooks: bool | None, agents: tuple[str, ...], as_json: bool) -> int:
+    """Write a commented .checkpoint.yaml at the work-tree root; offer to install hooks.
+
+    The project's test command becomes the verifier when the root makes it plain. An
+    existing .checkpoint.yaml is refused (exit 3); --force replaces it and keeps a copy
+    in .git/checkpoint/init/.
+    """
+    from .commands import init as cmd
+
+    def ask(command: str) -> bool:
+        return click.confirm(f"install the hooks now ({command})?", default=False, err=True)
+
+    terminal = all(s is not None and s.isatty() for s in (sys.stdin, sys.stdout))
+    result = cmd.run(
+        force=force,
+        install_hooks=install_hooks,
+        agents=agents,
+        ask=ask if terminal and not as_json else None,
+    )
+    return emit(result, as_json)
+
+
+@cli.command()
 @json_option
 def doctor(as_json: bool) -> int:
     """Check the setup, then a save/restore/undo round trip in a temporary worktree."""

@@ -30,6 +30,7 @@ EXIT_STATUS = (
 )
 
 EXAMPLES = (
+    ("git checkpoint init", "write a commented .checkpoint.yaml; offers to install the hooks"),
     ("git checkpoint save -m 'before the migration'", "save the workspace: cp_001"),
     ("git checkpoint diff --stat", "what changed since the latest checkpoint"),
     ("git checkpoint restore cp_001", "back to cp_001 (a safety checkpoint is taken first)"),
@@ -141,7 +142,7 @@ def render(group: click.Group) -> str:
         "\\fB.checkpoint.yaml\\fR",
         escape(
             "project configuration: untracked include/exclude, verifiers, promotion_rule, "
-            "retention, limits, secrets, hooks"
+            "retention, limits, secrets, hooks (git checkpoint init writes a commented one)"
         ),
         ".TP",
         "\\fB$GIT_DIR/checkpoint/\\fR",
