@@ -477,15 +477,29 @@ def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
     return oid == entry[1]
 
 
-def through_folders(root: Path, path: str) -> bool:
-    """Whether every folder above `path` is a real folder (no symlink to follow out)."""
-    parts = path.split("/")[:-1]
-    for depth in range(1, len(parts) + 1):
-        try:
-            if not stat.S_ISDIR(os.lstat(root.joinpath(*parts[:depth])).st_mode):
-                return False
-        except FileNotFoundError:
-            return True  # nothing below a missing folder to remove
+_MISSING, _OTHER, _FOLDER = 0, 1, 2
+
+
+def through_folders(root: Path, path: str, known: dict[str, int] | None = None) -> bool:
+    """Whether every folder above `path` is a real folder (no symlink to follow out); a
+    missing one ends the walk (nothing below it). `known`: what one pass over many
+    paths has already looked up (folder -> kind), as git's checkout keeps its lstat
+    cache of leading paths."""
+    known = {} if known is None else known
+    base = os.fspath(root)
+    end = path.find("/")
+    while end > 0:
+        folder = path[:end]
+        kind = known.get(folder)
+        if kind is None:
+            try:
+                kind = _FOLDER if stat.S_ISDIR(os.lstat(f"{base}/{folder}").st_mode) else _OTHER
+            except FileNotFoundError:
+                kind = _MISSING
+            known[folder] = kind
+        if kind != _FOLDER:
+            return kind == _MISSING
+        end = path.find("/", end + 1)
     return True
 
 
