@@ -155,7 +155,7 @@ def test_a_pack_of_our_trees_reads_and_verifies_as_gits_own(repo: Repo) -> None:
     for n in range(600):  # ids over the whole fan-out, 00.. to ff..
         body = f"100644 file{n}".encode() + b"\0" + empty
         trees[hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()] = body
-    assert loose.write_pack(repo.path / ".git" / "objects", 2, trees)
+    assert loose.write_pack(repo.path / ".git" / "objects", {o: (2, b) for o, b in trees.items()})
     (idx,) = (repo.path / ".git" / "objects" / "pack").glob("pack-*.idx")
     listed = repo.git("verify-pack", "-v", str(idx))
     assert sum(line.split()[1:2] == ["tree"] for line in listed.splitlines()) == 600
