@@ -6,11 +6,11 @@ a failing filter stops the restore before the work tree is touched. Then each pa
 replaced, only after checking that what it replaces or removes is stored in the safety
 checkpoint: a file that changed during the restore, or that git could not store, is
 left where it is and reported. A staged file replaces its path by a rename; content
-from memory overwrites the old file where that file is plain, linked once, and has the
-owner and permissions a new one would get; else it is written as git's checkout writes
-it, the old file unlinked and a new one created (O_EXCL: never through a symlink, never
-over a file that appeared meanwhile). No way follows a symlink or removes a folder with
-files in it.
+from memory is written as git's checkout writes it, the old file unlinked and a new one
+created (O_EXCL: never through a symlink, never over a file that appeared meanwhile).
+Never written over in place: a script running from the old file would read on in the
+new one, a process mapping it would die of SIGBUS. Neither way follows a symlink or
+removes a folder with files in it.
 """
 
 from __future__ import annotations
@@ -324,59 +324,18 @@ def move_into_place(
     """
     root = os.fspath(repo.root)  # str: 1,000s of paths
     todo = [w for w in writes if w.path not in outcome.left]
-    fresh = _Fresh.now()
     if len(todo) < PARALLEL_WRITES:
-        _move(root, stage, todo, outcome, fresh)
+        _move(root, stage, todo, outcome)
         return
     half = len(todo) // 2
     concurrently(
-        lambda: _move(root, stage, todo[:half], outcome, fresh),
-        lambda: _move(root, stage, todo[half:], outcome, fresh),
+        lambda: _move(root, stage, todo[:half], outcome),
+        lambda: _move(root, stage, todo[half:], outcome),
     )
 
 
-@dataclass(frozen=True)
-class _Fresh:
-    """What a file created now gets: its owner, its group, and the permissions of each
-    regular mode (0666 or 0777 less the umask)."""
-
-    uid: int
-    gid: int
-    perms: Mapping[int, int]
-
-    @classmethod
-    def now(cls) -> _Fresh:
-        mask = _umask()
-        return cls(os.geteuid(), os.getegid(), {0o100644: 0o666 & ~mask, 0o100755: 0o777 & ~mask})
-
-    def made(self, st: os.stat_result, mode: int) -> bool:
-        """Whether `st` is a file like the one a create would make for `mode`."""
-        return (
-            stat.S_ISREG(st.st_mode)
-            and st.st_nlink == 1
-            and stat.S_IMODE(st.st_mode) == self.perms.get(mode)
-            and (st.st_uid, st.st_gid) == (self.uid, self.gid)
-        )
-
-
-def _umask() -> int:
-    """The umask, read where Linux shows it (setting it to read it back would race with
-    the writing threads)."""
-    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", "rb") as fh:
-        for line in fh:
-            if line.startswith(b"Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _move(
-    root: str,
-    stage: Mapping[str, str | bytes],
-    writes: list[Write],
-    outcome: Outcome,
-    fresh: _Fresh,
+    root: str, stage: Mapping[str, str | bytes], writes: list[Write], outcome: Outcome
 ) -> None:
     made: set[str] = set()
     for write in writes:
@@ -388,11 +347,7 @@ def _move(
             continue
         source = stage[write.path]
         if isinstance(source, bytes):
-            done = None
-            if st is not None and fresh.made(st, write.mode):
-                done = _overwrite(dest, st, source)
-            if done is None:
-                done = _write_in_place(dest, write, source, outcome)
+            done = _write_in_place(dest, write, source, outcome)
             if done is not None:
                 outcome.stats[write.path] = done
             continue
@@ -405,34 +360,6 @@ def _move(
                 outcome.left[write.path] = "a folder appeared there during the restore"
             else:
                 raise
-
-
-def _overwrite(dest: str, seen: os.stat_result, data: bytes) -> os.stat_result | None:
-    """Overwrite the file `seen` at `dest` with `data`: to every reader the same as a new
-    file, without the unlink (0.06 ms a file here: ext4 frees its blocks); its stat data
-    after. None, the file untouched, when `dest` is no longer that file (never followed
-    if a symlink, never waited on if a FIFO) or cannot be opened for writing."""
-    try:
-        fd = os.open(dest, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if (st.st_dev, st.st_ino, st.st_nlink) != (seen.st_dev, seen.st_ino, 1):
-            return None
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if st.st_size > len(data):
-                os.ftruncate(fd, len(data))
-            return os.fstat(fd)
-        except OSError:  # a full disk: no half file left for the way back to store
-            with contextlib.suppress(OSError):
-                os.unlink(dest)
-            raise
-    finally:
-        os.close(fd)
 
 
 def _write_in_place(

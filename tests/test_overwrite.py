@@ -1,7 +1,9 @@
-"""A restore writes a file's bytes over the old file where that is the same, to every
-reader, as the new file git's checkout would make (materialize._overwrite): never
-through a second hard link, never keeping permissions or an owner a new file would not
-get, and cut to size when the old file was longer."""
+"""A restore replaces a file as git's checkout does, by a new file (materialize.
+_write_in_place), never by writing over the old one: a process that holds the old file
+(a shell reading a script, a mapping, a writer) keeps it and never sees the restored
+bytes, a second hard link keeps its own, and the new file gets a new file's
+permissions. (Writing in place was tried for speed, and a running script read on in
+the restored file: tests/test_attack_overwrite.py.)"""
 
 from __future__ import annotations
 
@@ -26,22 +28,21 @@ def _saved(repo: Repo) -> None:
     repo.cp("save", "-m", "good")
 
 
-def test_a_plain_file_is_overwritten_where_it_is(repo: Repo) -> None:
+def test_a_file_held_open_keeps_its_bytes_and_the_path_gets_a_new_file(repo: Repo) -> None:
     _saved(repo)
     attempt = {
         "long.txt": b"now short\n",
-        "short.txt": b"S" * 5000,  # longer than what comes back: cut to size
+        "short.txt": b"S" * 5000,
         "bin/run.sh": b"#!/bin/sh\necho attempt\n",
     }
     for path, data in attempt.items():
         (repo.path / path).write_bytes(data)
-    # An open file keeps its inode alive: a file unlinked and made again gets another.
     held = {path: os.open(repo.path / path, os.O_RDONLY) for path in attempt}
     try:
         repo.cp("restore", "cp_001")
         for path, fd in held.items():
-            assert os.fstat(fd).st_ino == os.stat(repo.path / path).st_ino, path
-            assert os.pread(fd, 10000, 0) == (repo.path / path).read_bytes(), path
+            assert os.fstat(fd).st_ino != os.stat(repo.path / path).st_ino, path
+            assert os.pread(fd, 10000, 0) == attempt[path], path
     finally:
         for fd in held.values():
             os.close(fd)
