@@ -103,11 +103,14 @@ def restore_to(
     kind: str = "restore",
     pending: Journal | None = None,
     listed: list[Checkpoint] | None = None,
+    leave: Journal | None = None,
 ) -> RestoreReport:
     """Take a safety checkpoint, then make the managed set equal to `target`.
     `listed`: the task's checkpoints, listed under the lock this restore holds.
 
     `pending`: an interrupted restore this one replaces (undo goes back over it).
+    `leave`: the journal to leave once done, instead of none (a rollback of a failed
+    undo leaves the interrupted restore that undo replaced).
     """
     if move_head and keep_head:
         raise UsageError("--move-head and --keep-head exclude each other")
@@ -136,7 +139,7 @@ def restore_to(
         message = f"before {kind} of {target.name}"
         safety = _safety(repo, config, task, current, message, record, listed)
         started = replace(started, safety=safety.commit, safety_name=safety.name)
-        outcome = _carry_out(repo, config, started, plan, stage, target, current, pending)
+        outcome = _carry_out(repo, config, started, plan, stage, target, current, pending, leave)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
 
 
@@ -272,6 +275,7 @@ def _carry_out(
     target: Checkpoint,
     current: Snapshot,
     pending: Journal | None,
+    leave: Journal | None = None,
 ) -> Outcome:
     now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
     now.blobs.update(plan.before)
@@ -318,7 +322,7 @@ def _carry_out(
     except (OSError, CheckpointError) as exc:
         if journal.kind == "rollback":  # going back failed: its journal stays for --continue
             raise
-        raise _failed(repo, config, journal, exc) from None
+        raise _failed(repo, config, journal, exc, pending) from None
     missing = leftovers(repo, plan, {*outcome.left, *outcome.kept})
     if outcome.left or missing:
         shown = [f"{quote_path(p)} ({why})" for p, why in outcome.left.items()]
@@ -341,7 +345,10 @@ def _carry_out(
     # one of the two tells `undo` the way back.
     if journal.kind != "rollback":  # a rollback is part of a failed restore, not one to undo
         record_restore(repo, journal, head)
-    clear_journal(repo)
+    if leave is not None:
+        write_journal(repo, leave)
+    else:
+        clear_journal(repo)
     return outcome
 
 
@@ -353,9 +360,13 @@ def _continued(journal: Journal, commit: str, name: str) -> Journal:
     )
 
 
-def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> CheckpointError:
+def _failed(
+    repo: Repo, config: Config, journal: Journal, exc: Exception, pending: Journal | None
+) -> CheckpointError:
     """A write failed after the work tree was touched: go back to the safety checkpoint
-    by ourselves; if that fails too, the journal stays for `undo`.
+    by ourselves; if that fails too, the journal stays for `undo`. `pending`: the
+    interrupted restore this one replaced (an undo of it): once back, its journal is
+    left again, so that `undo` and `--continue` still know its way back.
     """
     what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
@@ -371,6 +382,7 @@ def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> Che
             keep_head=not journal.move_head,
             kind="rollback",
             pending=journal,
+            leave=pending,
         )
     except (OSError, CheckpointError) as again:
         error = Refused(
@@ -379,9 +391,15 @@ def _failed(repo: Repo, config: Config, journal: Journal, exc: Exception) -> Che
             "`git checkpoint restore --continue` finishes going back"
         )
     else:
+        still = (
+            f"; the interrupted {pending.kind} of {pending.target_name} is still there to "
+            "`git checkpoint undo` or `git checkpoint restore --continue` once the cause is fixed"
+            if pending is not None
+            else ""
+        )
         error = Refused(
             f"restore of {journal.target_name} failed: {what}{where}; the workspace was put "
-            f"back as it was (safety checkpoint {journal.safety_name})"
+            f"back as it was (safety checkpoint {journal.safety_name}){still}"
         )
     error.exit_code = code if code in (3, 4) else 4
     return error

@@ -189,12 +189,6 @@ def _has_group(name: str) -> bool:
 
 
 @needs_strace
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: after a SIGKILL in set_stats leaves index.lock, `undo` fails on the lock, "
-    "rolls back and drops the interrupted restore's journal: once the lock is removed, "
-    "neither undo nor restore --continue knows the way back",
-)
 def test_undo_still_goes_back_after_a_failed_undo_on_a_stale_lock(repo: Repo) -> None:
     _many(repo, "good {i}\n" * 3)
     repo.commit_all("many")
@@ -205,9 +199,10 @@ def test_undo_still_goes_back_after_a_failed_undo_on_a_stale_lock(repo: Repo) ->
     assert killed.returncode != 0
     lock = repo.path / ".git" / "index.lock"
     assert lock.exists()  # set_stats held it (fchmod of the lock) when the SIGKILL came
-    repo.cp("undo", expect=None)  # fails: git cannot take the index lock
+    first = repo.cp("undo", expect=None)  # may fail: git cannot take the index lock
     lock.unlink()  # as git's message says to
-    repo.cp("undo", expect=None)
+    if first.returncode != 0:  # (tests/test_undo_failed.py: the journal is left for this)
+        repo.cp("undo")
     assert _full_state(repo) == before
 
 
