@@ -495,8 +495,8 @@ def main(argv: list[str] | None = None) -> None:
     def body() -> int:
         try:
             code = cli.main(args=args, prog_name="git checkpoint", standalone_mode=False)
-        except (click.exceptions.Abort, _Interrupted):
-            fail("git checkpoint: interrupted", 130, as_json)
+        except (click.exceptions.Abort, _Interrupted) as exc:
+            fail("git checkpoint: interrupted", console.interrupted_code(exc.__cause__), as_json)
         except click.exceptions.NoArgsIsHelpError as exc:
             exc.show()
             sys.exit(2)

@@ -226,6 +226,13 @@ def fail(line: str, code: int, as_json: bool) -> NoReturn:
     sys.exit(code)
 
 
+def interrupted_code(exc: BaseException | None) -> int:
+    """128 + the signal that stopped us: 130 for a Ctrl-C, 143 for SIGTERM and 129 for
+    SIGHUP (procgroup.Stopped carries those two)."""
+    code = getattr(exc, "exit_code", None)
+    return code if isinstance(code, int) else 130
+
+
 def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
     """Run a command inside the one error boundary: every failure is one line and the
     exit code design.md §7 gives it (GIT_CHECKPOINT_DEBUG=1: the traceback instead)."""
@@ -239,15 +246,15 @@ def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
         if debug:
             raise
         fail(f"git checkpoint: {exc}", exc.exit_code, as_json)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         journal = sys.modules.get(f"{__package__}.journal")
         target = getattr(journal, "WRITTEN", None)
         if target is None:
-            fail("git checkpoint: interrupted", 130, as_json)
+            fail("git checkpoint: interrupted", interrupted_code(exc), as_json)
         fail(
             f"git checkpoint: interrupted, the restore of {target} half done: "
             "`git checkpoint restore --continue` finishes it, `git checkpoint undo` goes back",
-            130,
+            interrupted_code(exc),
             as_json,
         )
     except BrokenPipeError:

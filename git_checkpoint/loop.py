@@ -14,7 +14,7 @@ import fcntl
 import functools
 import json
 import os
-import subprocess
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -24,8 +24,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 from . import state, tasks
 from .config import Config
 from .errors import Refused, UsageError
-from .gitio import Repo, pass_ctrl_c_on
+from .gitio import Repo
 from .notes import read_events
+from .procgroup import ignore_further_stops, interruptible, run_job, stop_signal
 from .recovery import restore_to
 from .snapshot import capture_workspace
 from .state import now_iso
@@ -33,7 +34,6 @@ from .store import Checkpoint, managed_tree, same_state, save_checkpoint
 from .verify import (
     VerifierResult,
     decide,
-    interruptible,
     record_results,
     required_failed,
     run_verifiers,
@@ -107,19 +107,18 @@ def changed_files(repo: Repo, before: Checkpoint, after: Checkpoint) -> list[str
     )
 
 
-def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool) -> int:
-    """Run the agent's command in the foreground; Ctrl-C reaches it and stops us too."""
+def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool, log: Log) -> int:
+    """Run the agent's command as a job of its own (procgroup.run_job): a Ctrl-C, SIGTERM
+    or SIGHUP stops it with all it started before the loop goes on, and so does its end:
+    nothing it left running writes to the workspace after its attempt is saved."""
+    stdout = sys.stderr if to_stderr else None
     try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env={**os.environ, **env}, stdout=sys.stderr if to_stderr else None
-        )
+        code, left_running = run_job(argv, cwd=cwd, env={**os.environ, **env}, stdout=stdout)
     except OSError as exc:
         raise UsageError(f"cannot run {argv[0]!r}: {exc.strerror}") from None
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        pass_ctrl_c_on(proc, grace=5)
-        raise
+    if left_running:
+        log("the agent left processes running: stopped them")
+    return code
 
 
 @contextlib.contextmanager
@@ -193,7 +192,6 @@ def run_loop(
     done: list[Attempt] = []
     for k in range(1, attempts + 1):
         feedback = write_feedback(repo, task, k, rollback.id)
-        log(f"attempt {k}/{attempts}: {' '.join(argv)}")
         env = {
             "CHECKPOINT_TASK": task,
             "CHECKPOINT_ID": rollback.id,
@@ -201,7 +199,8 @@ def run_loop(
             "CHECKPOINT_FEEDBACK": feedback,
         }
         try:
-            code = _run_agent(argv, str(repo.root), env, agent_to_stderr)
+            log(f"attempt {k}/{attempts}: {' '.join(argv)}")
+            code = _run_agent(argv, str(repo.root), env, agent_to_stderr, log)
             if code != 0:
                 log(f"agent exited with {code}")
             # The state the verifiers see is saved first: that is what evidence is about.
@@ -211,12 +210,15 @@ def run_loop(
                 ).checkpoint
             log(f"checkpoint saved: {attempt.id} (attempt {k})")
             results = run_verifiers(verifiers, str(repo.root), on_result=lambda r: log(r.line()))
-        except KeyboardInterrupt:
-            log(f"interrupted during attempt {k}: the workspace holds the partial attempt")
+        except KeyboardInterrupt as exc:
+            ignore_further_stops()  # the agent is gone; what is left is to say where we are
+            signum = stop_signal(exc)
+            by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+            log(f"interrupted{by} during attempt {k}: the workspace holds the partial attempt")
             log(
                 f"rollback point: {rollback.id}  (git checkpoint restore {rollback.id} --move-head)"
             )
-            return RunOutcome(task, rollback.id, done, None, True, 130)
+            return RunOutcome(task, rollback.id, done, None, True, 128 + signum)
         failing = required_failed(config, results)
         with state.locked(repo, config.lock_timeout):
             record_results(repo, attempt, results, "workspace")

@@ -27,6 +27,11 @@ EXIT_STATUS = (
         "lock held past its wait",
     ),
     ("4", "git failed underneath, with git's message"),
+    (
+        "128+N",
+        "stopped by signal N: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP "
+        "(run stops its agent and all the agent started first)",
+    ),
 )
 
 EXAMPLES = (

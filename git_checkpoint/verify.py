@@ -7,13 +7,11 @@ tail is kept, however much the command prints.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,10 +19,10 @@ from .config import Config, Verifier
 from .errors import UsageError
 from .gitio import Repo
 from .notes import append_event, derive_status, latest_results
+from .procgroup import adopt_orphans, ignore_further_stops, stop_group
 from .store import Checkpoint
 
 TAIL_BYTES = 4000  # of output kept in the note (the task record keeps the last 2000)
-KILL_GRACE = 2.0
 
 
 @dataclass(frozen=True)
@@ -78,23 +76,6 @@ class _Tail:
         return tail
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, grace in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
-            # The leader is gone; children may linger in the group.
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
-        return
-
-
 def user_shell() -> str:
     shell = os.environ.get("SHELL", "")
     # fish and friends are not POSIX: commands in .checkpoint.yaml are written for sh.
@@ -105,6 +86,7 @@ def user_shell() -> str:
 
 def run_verifier(verifier: Verifier, cwd: str) -> VerifierResult:
     started = time.monotonic()
+    adopt_orphans()
     try:
         proc = subprocess.Popen(
             [user_shell(), "-c", verifier.command],
@@ -123,13 +105,17 @@ def run_verifier(verifier: Verifier, cwd: str) -> VerifierResult:
     try:
         code: int | None = proc.wait(timeout=verifier.timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        stop_group(proc)
         code, error = None, "timeout"
-    except BaseException:  # Ctrl-C: never leave a verifier running behind us
-        _kill_group(proc)
+    except KeyboardInterrupt:  # Ctrl-C: never leave a verifier running behind us
+        ignore_further_stops()
+        stop_group(proc)
+        raise
+    except BaseException:
+        stop_group(proc)
         raise
     else:
-        _kill_group(proc)  # stray children left in the group
+        stop_group(proc)  # stray children left in the group
     duration = round(time.monotonic() - started, 3)
     status = "error" if error is not None else ("passed" if code == 0 else "failed")
     return VerifierResult(
@@ -156,21 +142,6 @@ def run_verifiers(
         if on_result:
             on_result(result)
     return results
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # handled like Ctrl-C: children are killed, the log says where
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """SIGTERM and SIGHUP stop us the way Ctrl-C does, so no verifier or agent outlives us."""
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def select_verifiers(config: Config, names: tuple[str, ...] = ()) -> tuple[Verifier, ...]:

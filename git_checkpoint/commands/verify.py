@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from .. import state, tasks
 from ..context import Context
 from ..notes import read_events
+from ..procgroup import interruptible
 from ..snapshot import capture_workspace
 from ..store import Checkpoint, resolve, same_state, save_checkpoint
 from ..verify import (
     VerifierResult,
     decide,
-    interruptible,
     record_results,
     required_failed,
     run_verifiers,

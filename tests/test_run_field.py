@@ -1,0 +1,251 @@
+"""Findings of a field test of `git checkpoint run`: the agent's children outlived a
+SIGTERM (the workspace changed after `run` had exited). Real agents, real signals, a
+real pseudo-terminal where it counts.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import Repo
+from .helpers import state
+from .test_verify import configure, verifier
+
+# A background job of a shell script ignores SIGINT; this one SIGHUP too (nohup), as the
+# hang-up of a terminal would stop it otherwise. It writes once `run` is long gone.
+LATE_WRITER = "(trap '' HUP; sleep 1.5; echo late > late.txt; echo late >> README.md) &"
+
+
+def start(repo: Repo, *argv: str) -> subprocess.Popen[str]:
+    """`argv` in a session of its own: a signal sent to it reaches it alone."""
+    return subprocess.Popen(
+        argv,
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for(path: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def interrupted_run(
+    repo: Repo, tmp_path: Path, work: str, *args: str, sig: int = signal.SIGTERM
+) -> subprocess.CompletedProcess[str]:
+    """`run ARGS -- sh -c WORK`, signalled once WORK is done (to run's pid alone)."""
+    started = tmp_path / "started"
+    script = f"{work}\ntouch {started}; sleep 30 & wait"
+    proc = start(repo, "git-checkpoint", "run", *args, "--", "sh", "-c", script)
+    wait_for(started)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def stays_unchanged(repo: Repo, seconds: float = 2.5) -> None:
+    before = state(repo)
+    time.sleep(seconds)
+    assert state(repo) == before, "the workspace changed after run had exited"
+    assert not (repo.path / "late.txt").exists()
+
+
+# --- 1. nothing the agent started outlives run --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "said"),
+    [
+        (signal.SIGTERM, 143, "interrupted by SIGTERM during attempt 1"),
+        (signal.SIGHUP, 129, "interrupted by SIGHUP during attempt 1"),
+        (signal.SIGINT, 130, "interrupted during attempt 1"),
+    ],
+)
+def test_a_signal_to_run_stops_everything_the_agent_started(
+    repo: Repo, tmp_path: Path, sig: int, code: int, said: str
+) -> None:
+    configure(repo, verifier("unit", "true"))
+    proc = interrupted_run(
+        repo, tmp_path, LATE_WRITER, "--task", "fix4", "--attempts", "1", sig=sig
+    )
+    assert proc.returncode == code, proc.stderr
+    assert said in proc.stdout
+    assert "git_checkpoint/" not in proc.stderr
+    stays_unchanged(repo)
+
+
+def test_sigterm_through_git_exits_143_with_nothing_left_running(
+    repo: Repo, tmp_path: Path
+) -> None:
+    configure(repo, verifier("unit", "true"))
+    started = tmp_path / "started"
+    script = f"{LATE_WRITER} touch {started}; wait"
+    proc = start(repo, "git", "checkpoint", "run", "--", "sh", "-c", script)
+    wait_for(started)
+    proc.send_signal(signal.SIGTERM)  # git passes it on to git-checkpoint and waits
+    out, _ = proc.communicate(timeout=60)
+    # git waits for git-checkpoint, then dies of the same signal: a shell shows 143.
+    assert proc.returncode == -signal.SIGTERM
+    assert "interrupted by SIGTERM during attempt 1" in out
+    stays_unchanged(repo)
+
+
+def test_what_the_agent_leaves_running_is_stopped_before_its_attempt_is_saved(
+    repo: Repo,
+) -> None:
+    configure(repo, verifier("unit", "true"))
+    proc = repo.cp("run", "--", "sh", "-c", f"{LATE_WRITER} echo done > done.txt")
+    assert "the agent left processes running: stopped them" in proc.stdout
+    assert "promoted: cp_002" in proc.stdout
+    assert (repo.path / "done.txt").read_text() == "done\n"
+    stays_unchanged(repo)
+    assert "left processes running" not in repo.cp("run", "--", "true").stdout
+
+
+def test_sigterm_to_verify_exits_143(repo: Repo, tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    configure(repo, verifier("slow", f"touch {started}; sleep 30"))
+    proc = start(repo, "git-checkpoint", "verify")
+    wait_for(started)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.strip().endswith("git checkpoint: interrupted")
+
+
+# --- on a terminal: the agent is the foreground job ---------------------------------
+
+
+class Terminal:
+    """`argv` as the foreground job of a new pseudo-terminal (its session leader)."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # pragma: no cover (the child)
+            try:
+                os.chdir(cwd)
+                os.execvpe(argv[0], argv, {**os.environ, **(env or {})})
+            finally:
+                os._exit(127)
+        self.out = b""
+
+    def _read(self, timeout: float) -> bool:
+        """What the terminal shows within `timeout`; False once the session has ended."""
+        ready, _, _ = select.select([self.fd], [], [], max(timeout, 0))
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.fd, 4096)
+        except OSError:  # EIO: no one has the terminal open any more
+            return False
+        self.out += chunk
+        return bool(chunk)
+
+    def expect(self, text: bytes, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.out:
+            if time.monotonic() > deadline or not self._read(deadline - time.monotonic()):
+                raise AssertionError(f"{text!r} not seen in {self.out.decode(errors='replace')}")
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def exit_code(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._read(0.05)  # keep the output flowing
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = 0
+                return os.waitstatus_to_exitcode(status)
+        raise AssertionError(f"still running: {self.out.decode(errors='replace')}")
+
+    def close(self) -> None:
+        if self.pid:
+            os.killpg(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+READ_A_LINE = "import pathlib\npathlib.Path('got.txt').write_text(input('say: '))\n"
+
+
+def line_reader(tmp_path: Path) -> str:
+    """An agent that asks for a line on the terminal (its prompt is not in run's log)."""
+    path = tmp_path / "reader.py"
+    path.write_text(READ_A_LINE)
+    return str(path)
+
+
+def test_an_agent_reads_the_terminal(repo: Repo, tmp_path: Path) -> None:
+    """In a process group of its own but not the terminal's foreground, it would stop
+    (SIGTTIN) at its first read, and the run with it."""
+    configure(repo, verifier("unit", "true"))
+    argv = ["git-checkpoint", "run", "--", sys.executable, line_reader(tmp_path)]
+    terminal = Terminal(argv, repo.path)
+    try:
+        terminal.expect(b"say: ")
+        terminal.send(b"hello\n")
+        assert terminal.exit_code() == 0
+    finally:
+        terminal.close()
+    assert b"promoted: cp_002" in terminal.out
+    assert (repo.path / "got.txt").read_text() == "hello"
+
+
+def test_ctrl_c_typed_at_the_agent_stops_the_run_and_all_it_started(
+    repo: Repo, tmp_path: Path
+) -> None:
+    configure(repo, verifier("unit", "true"))
+    # A shell reads the line: a Ctrl-C that lands between Python's prompt and its read
+    # is only noticed once the read returns.
+    reader = tmp_path / "reader.sh"
+    reader.write_text(f"{LATE_WRITER}\nprintf 'say: '; read line; echo \"$line\" > got.txt\n")
+    terminal = Terminal(["git-checkpoint", "run", "--", "sh", str(reader)], repo.path)
+    try:
+        terminal.expect(b"say: ")
+        terminal.send(b"\x03")  # the terminal's Ctrl-C: SIGINT to its foreground job
+        assert terminal.exit_code() == 130
+    finally:
+        terminal.close()
+    assert b"interrupted during attempt 1" in terminal.out
+    stays_unchanged(repo)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash for job control")
+def test_ctrl_z_stops_the_run_as_one_job_and_fg_goes_on(repo: Repo, tmp_path: Path) -> None:
+    configure(repo, verifier("unit", "true"))
+    shell = ["bash", "--norc", "--noprofile", "-i"]
+    terminal = Terminal(shell, repo.path, env={"PS1": "$ ", "TERM": "dumb"})
+    run = shlex.join(["git", "checkpoint", "run", "--", sys.executable, line_reader(tmp_path)])
+    try:
+        terminal.send(f"{run}\n".encode())
+        terminal.expect(b"say: ")
+        terminal.send(b"\x1a")  # Ctrl-Z
+        terminal.expect(b"Stopped")
+        terminal.send(b"jobs -l; echo listed\n")
+        terminal.expect(b"listed\r\n")
+        terminal.send(b"fg\n")
+        terminal.send(b"hello\n")
+        terminal.expect(b"promoted: cp_002")
+        terminal.send(b"exit\n")
+        assert terminal.exit_code() == 0
+    finally:
+        terminal.close()
+    assert (repo.path / "got.txt").read_text() == "hello"
