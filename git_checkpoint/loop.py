@@ -28,6 +28,7 @@ from .gitio import Repo
 from .notes import read_events
 from .procgroup import ignore_further_stops, interruptible, run_job, stop_signal
 from .recovery import restore_to
+from .run_hints import rollback_hint, task_option
 from .snapshot import capture_workspace
 from .state import now_iso
 from .store import Checkpoint, managed_tree, same_state, save_checkpoint
@@ -189,6 +190,10 @@ def run_loop(
         else f"rollback point: {rollback.id} (unchanged since)"
     )
     tasks.update_task(repo, task, rollback_point=rollback.id)
+
+    def hint() -> str:
+        return rollback_hint(repo, config, task, rollback)
+
     done: list[Attempt] = []
     for k in range(1, attempts + 1):
         feedback = write_feedback(repo, task, k, rollback.id)
@@ -204,7 +209,7 @@ def run_loop(
             if code != 0:
                 log(f"agent exited with {code}")
             # The state the verifiers see is saved first: that is what evidence is about.
-            with _explained(log, k, rollback.id), state.locked(repo, config.lock_timeout):
+            with _explained(log, k, hint), state.locked(repo, config.lock_timeout):
                 attempt = save_checkpoint(
                     repo, config, task, message=f"attempt {k}", run_id=run_id
                 ).checkpoint
@@ -215,9 +220,7 @@ def run_loop(
             signum = stop_signal(exc)
             by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
             log(f"interrupted{by} during attempt {k}: the workspace holds the partial attempt")
-            log(
-                f"rollback point: {rollback.id}  (git checkpoint restore {rollback.id} --move-head)"
-            )
+            log(hint())
             return RunOutcome(task, rollback.id, done, None, True, 128 + signum)
         failing = required_failed(config, results)
         with state.locked(repo, config.lock_timeout):
@@ -266,7 +269,7 @@ def run_loop(
             repo, replace(record, attempts=record.attempts + 1, history=(*record.history, entry))
         )
         write_feedback(repo, task, k, rollback.id)
-        with _explained(log, k, rollback.id), state.locked(repo, config.lock_timeout):
+        with _explained(log, k, hint), state.locked(repo, config.lock_timeout):
             report = restore_to(repo, config, task, rollback, move_head=True)
         state.log_event(repo, "run", task=task, attempt=k, result="failed", kept=attempt.id)
         done.append(Attempt(k, code, results, False, attempt.id))
@@ -282,17 +285,17 @@ def run_loop(
             )
         else:
             log(f"all {attempts} attempts failed; workspace is at {rollback.id}")
-            hint = record.next_move or f"read `git checkpoint resume` and fix {failing.name}"
-            log(f"next action: {hint}")
+            resume = f"git checkpoint resume{task_option(repo, config, task)}"
+            log(f"next action: {record.next_move or f'read `{resume}` and fix {failing.name}'}")
     return RunOutcome(task, rollback.id, done, None, False, 1)
 
 
 @contextlib.contextmanager
-def _explained(log: Log, attempt: int, rollback: str) -> Iterator[None]:
+def _explained(log: Log, attempt: int, hint: Callable[[], str]) -> Iterator[None]:
     """A refusal mid-loop (overlay over its limit, lock held) leaves the attempt in place."""
     try:
         yield
     except Refused:
         log(f"stopped at attempt {attempt}: the workspace holds that attempt")
-        log(f"rollback point: {rollback}  (git checkpoint restore {rollback} --move-head)")
+        log(hint())
         raise
