@@ -23,9 +23,10 @@ def _runs(runs: list[VerifierRun]) -> str:
 
 
 def _diffs(e: TimelineEntry) -> list[str]:
-    return [d.text() for d in (e.against_rollback, e.against_previous) if d] or [
-        e.against_base.text()
-    ]
+    """Against the rollback point and the one before; once when they are the same one
+    (the first attempt of a run)."""
+    shown = list(dict.fromkeys(d.text() for d in (e.against_rollback, e.against_previous) if d))
+    return shown or [e.against_base.text()]
 
 
 @dataclass(frozen=True)
