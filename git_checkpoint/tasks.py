@@ -17,6 +17,7 @@ from .errors import UsageError
 from .gitio import Repo
 
 if TYPE_CHECKING:
+    from .store import Checkpoint
     from .verify import VerifierResult
 from .state import now_iso, write_atomic
 
@@ -113,3 +114,17 @@ def note_verification(
     elif status == "rejected" and record.last_good_checkpoint == checkpoint:
         record = replace(record, last_good_checkpoint=None)  # new evidence against it
     return save_task(repo, record)
+
+
+def last_good(repo: Repo, record: TaskRecord, history: list[Checkpoint]) -> str | None:
+    """The task's last good checkpoint: the newest of its history that its notes call
+    promoted (evidence fetched from another machine included), where that is newer than
+    the one the record names (a local promotion or verify wrote it); else the record's."""
+    from .notes import derive_status, read_events
+
+    for cp in reversed(history):
+        if cp.id == record.last_good_checkpoint:
+            break
+        if derive_status(read_events(repo, cp.commit)) == "promoted":
+            return cp.id
+    return record.last_good_checkpoint

@@ -65,9 +65,10 @@ def run(ctx: Context, *, task: str | None) -> ResumeBrief:
     normal = history(repo, name)
     editing: list[str] = []
     reference = None
-    if record.last_good_checkpoint:
+    good = tasks.last_good(repo, record, normal)
+    if good:
         try:
-            reference = resolve(repo, record.last_good_checkpoint, name)
+            reference = resolve(repo, good, name)
         except UsageError:  # dropped since: fall back to the first checkpoint
             reference = None
     if reference is None and normal:
@@ -77,7 +78,7 @@ def run(ctx: Context, *, task: str | None) -> ResumeBrief:
         editing = managed_differences(repo, current, reference)
     return ResumeBrief(
         task=name,
-        last_good_checkpoint=record.last_good_checkpoint,
+        last_good_checkpoint=good,
         latest_checkpoint=normal[-1].id if normal else None,
         rollback_point=record.rollback_point,
         attempts=record.attempts,

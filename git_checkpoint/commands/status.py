@@ -82,7 +82,7 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
         task=name,
         latest=latest.id if latest else None,
         latest_status=status,
-        last_good=record.last_good_checkpoint,
+        last_good=tasks.last_good(repo, record, normal),
         drift=drift,
         verifiers=verifiers,
         next_move=record.next_move,
