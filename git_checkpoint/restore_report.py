@@ -89,7 +89,12 @@ def head_refusal(target: Checkpoint, head: str | None, branch: str | None) -> Re
     at = head[:12] if head else "no commit yet"
     saved_on = target.manifest.get("branch")
     saved = f" on branch {saved_on!r}" if isinstance(saved_on, str) else ""
-    base = target.base[:12] if target.base else "an unborn HEAD"
+    if target.base is None:  # no commit to move back to: only one way on
+        return Refused(
+            f"HEAD has moved: {target.name} was saved before the first commit, now {where} "
+            f"is at {at}. Use --keep-head to restore its files and index over the current HEAD"
+        )
+    base = target.base[:12]
     return Refused(
         f"HEAD has moved: {target.name} was saved{saved} at {base}, now {where} is at {at}. "
         f"Choose: --move-head (move {branch or 'HEAD'} back to {base}; later commits stay "

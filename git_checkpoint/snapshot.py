@@ -476,8 +476,8 @@ def _staged_capture(
             raise
         if not allow_unmerged:
             raise Refused(
-                "the index has unmerged paths (a conflicted merge?): resolve them and "
-                "`git add` them, or abort the merge, then save"
+                "the index has unmerged paths (a conflicted merge, rebase or stash pop): "
+                "resolve them and `git add` them (or abort the operation), then try again"
             ) from None
         _resolve_unmerged(repo, env)
         index_tree = repo.git("write-tree", env=env).decode().strip()
