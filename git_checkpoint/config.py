@@ -203,6 +203,9 @@ class _Checker:
 
     def string(self, node: yaml.Node, where: str) -> str:
         value = self.scalar(node, where)
+        if isinstance(value, bool | int | float):  # YAML read `true`, `1`, `1.5` as such
+            shown = str(value).lower() if isinstance(value, bool) else repr(value)
+            raise self.fail(node, f"{where} must be a string, not {shown}: quote it")
         if not isinstance(value, str) or not value.strip():
             raise self.fail(node, f"{where} must be a non-empty string")
         if "\0" in value:  # no command, path or pattern can hold one
@@ -229,7 +232,8 @@ class _Checker:
             or not math.isfinite(value)
             or value <= 0
         ):
-            raise self.fail(node, f"{where} must be a positive number of seconds")
+            text = f", not the text {value!r}" if isinstance(value, str) else ""
+            raise self.fail(node, f"{where} must be a positive number of seconds{text}")
         return float(value)
 
     def strings(self, node: yaml.Node, where: str) -> tuple[str, ...]:
@@ -326,10 +330,8 @@ def parse_config_text(text: str, path: Path) -> Config:
             raise check.fail(node, "verifiers must be a list")
         for i, item in enumerate(node.value):
             verifiers.append(check.verifier(item, f"verifiers[{i}]", f"verifier-{i + 1}"))
-    names = [v.name for v in verifiers]
-    for name in names:
-        if names.count(name) > 1:
-            raise check.fail(root, f"verifier name {name!r} is used twice")
+            if [v.name for v in verifiers].count(verifiers[-1].name) > 1:  # (at the second)
+                raise check.fail(item, f"verifier name {verifiers[-1].name!r} is used twice")
     changes["verifiers"] = tuple(verifiers)
 
     if "promotion_rule" in top:

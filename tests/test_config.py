@@ -405,3 +405,25 @@ def test_config_change_alone_does_not_break_dedupe(repo: Repo) -> None:
     repo.cp("save")
     assert repo.cp("save").stdout.strip() == "unchanged since cp_001"
     assert subprocess.run(["git", "fsck", "--strict"], cwd=repo.path, check=False).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        (
+            'verifiers:\n  - {name: a, command: "x"}\n  - {name: a, command: "y"}\n',
+            ":3:5:",
+            "verifier name 'a' is used twice",
+        ),
+        ('verifiers:\n  - {name: a, command: "x", timeout: 1e300}\n', ":2:", "text '1e300'"),
+        ("verifiers:\n  - {name: a, command: true}\n", ":2:", "must be a string, not true"),
+    ],
+)
+def test_errors_point_at_the_value_and_say_what_yaml_read(
+    repo: Repo, text: str, where: str, what: str
+) -> None:
+    """Field test: a second verifier of the same name was reported at 1:1, `1e300`
+    (text to YAML 1.1) and `command: true` (a boolean) only as 'must be ...'."""
+    config(repo, text)
+    error = bad_config_error(repo)
+    assert where in error and what in error, error
