@@ -153,19 +153,19 @@ def run_job(
     except OSError:
         terminal.close()
         raise
-    interrupted = True
+    killed = True  # by a signal: what it changed on the terminal (raw mode) stays so
     try:
         terminal.give(proc.pid)
         code = _wait(proc, terminal)
         if code == -signal.SIGINT and terminal.had_it:
             raise KeyboardInterrupt
-        interrupted = False
+        killed = code < 0
     except KeyboardInterrupt as exc:
         ignore_further_stops()
         stop_group(proc, first=stop_signal(exc), grace=5.0)  # the terminal still its own
         raise
     finally:
-        terminal.take_back(restore_modes=interrupted)
+        terminal.take_back(restore_modes=killed)
         terminal.close()
     return code, stop_group(proc)
 
@@ -186,15 +186,20 @@ def _stop_with(pgid: int, sig: int, terminal: _Terminal) -> None:
     group too, so that the shell sees one stopped job, as it would without us; continued,
     continue the job, with the terminal if we are its foreground again."""
     if sig != signal.SIGTSTP and terminal.foreground() == pgid:
-        os.killpg(pgid, signal.SIGCONT)  # it read before we could give it the terminal
+        _signal(pgid, signal.SIGCONT)  # it read before we could give it the terminal
         return
     terminal.take_back()
     if not _stop_ourselves(sig) and sig != signal.SIGTSTP:
         # Our group is orphaned: no shell will continue it. In it the job would have had
         # EIO; the kernel's answer for a stopped job left so is SIGHUP, then SIGCONT.
-        os.killpg(pgid, signal.SIGHUP)
+        _signal(pgid, signal.SIGHUP)
     terminal.give(pgid)
-    os.killpg(pgid, signal.SIGCONT)
+    _signal(pgid, signal.SIGCONT)
+
+
+def _signal(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone meanwhile
+        os.killpg(pgid, sig)
 
 
 def _stop_ourselves(sig: int) -> bool:

@@ -167,6 +167,14 @@ class Terminal:
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
+    def ask_until(self, command: bytes, text: bytes, timeout: float = 30) -> None:
+        """Type `command` again and again until `text` shows."""
+        deadline = time.monotonic() + timeout
+        while text not in self.out:
+            assert time.monotonic() < deadline, self.out.decode(errors="replace")
+            self.send(command)
+            self._read(0.2)
+
     def exit_code(self, timeout: float = 30) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -240,8 +248,32 @@ def test_ctrl_z_stops_the_run_as_one_job_and_fg_goes_on(repo: Repo, tmp_path: Pa
         terminal.expect(b"say: ")
         terminal.send(b"\x1a")  # Ctrl-Z
         terminal.expect(b"Stopped")
-        terminal.send(b"jobs -l; echo listed\n")
+        terminal.send(b'jobs; echo "lis"ted\n')
         terminal.expect(b"listed\r\n")
+        terminal.send(b"fg\n")
+        terminal.send(b"hello\n")
+        terminal.expect(b"promoted: cp_002")
+        terminal.send(b"exit\n")
+        assert terminal.exit_code() == 0
+    finally:
+        terminal.close()
+    assert (repo.path / "got.txt").read_text() == "hello"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash for job control")
+def test_a_run_in_the_background_stops_when_the_agent_reads_and_fg_goes_on(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """The agent, not run, reads the terminal from the background: run stops with it
+    (the shell sees one job stopped), and fg hands it the terminal."""
+    configure(repo, verifier("unit", "true"))
+    shell = ["bash", "--norc", "--noprofile", "-i"]
+    terminal = Terminal(shell, repo.path, env={"PS1": "$ ", "TERM": "dumb"})
+    run = shlex.join(["git", "checkpoint", "run", "--", sys.executable, line_reader(tmp_path)])
+    try:
+        terminal.send(f"{run} &\n".encode())
+        terminal.expect(b"say: ")
+        terminal.ask_until(b"jobs\n", b"Stopped")  # once the agent has tried to read
         terminal.send(b"fg\n")
         terminal.send(b"hello\n")
         terminal.expect(b"promoted: cp_002")
