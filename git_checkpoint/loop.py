@@ -219,7 +219,7 @@ def run_loop(
             ignore_further_stops()  # the agent is gone; what is left is to say where we are
             signum = stop_signal(exc)
             by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-            log(f"interrupted{by} during attempt {k}: the workspace holds the partial attempt")
+            log(f"interrupted during attempt {k}{by}: the workspace holds the partial attempt")
             log(hint())
             return RunOutcome(task, rollback.id, done, None, True, 128 + signum)
         failing = required_failed(config, results)

@@ -73,9 +73,9 @@ def stays_unchanged(repo: Repo, seconds: float = 2.5) -> None:
 @pytest.mark.parametrize(
     ("sig", "code", "said"),
     [
-        (signal.SIGTERM, 143, "interrupted by SIGTERM during attempt 1"),
-        (signal.SIGHUP, 129, "interrupted by SIGHUP during attempt 1"),
-        (signal.SIGINT, 130, "interrupted during attempt 1"),
+        (signal.SIGTERM, 143, "interrupted during attempt 1 by SIGTERM"),
+        (signal.SIGHUP, 129, "interrupted during attempt 1 by SIGHUP"),
+        (signal.SIGINT, 130, "interrupted during attempt 1:"),
     ],
 )
 def test_a_signal_to_run_stops_everything_the_agent_started(
@@ -103,7 +103,7 @@ def test_sigterm_through_git_exits_143_with_nothing_left_running(
     out, _ = proc.communicate(timeout=60)
     # git waits for git-checkpoint, then dies of the same signal: a shell shows 143.
     assert proc.returncode == -signal.SIGTERM
-    assert "interrupted by SIGTERM during attempt 1" in out
+    assert "interrupted during attempt 1 by SIGTERM" in out
     stays_unchanged(repo)
 
 
