@@ -282,6 +282,30 @@ def capture_workspace(
     `listing`: the includes' listing, started ahead (start_listing; the caller waits
     for it in the end, whatever became of the capture).
     """
+    try:
+        return _capture(repo, cfg, allow_unmerged=allow_unmerged, keep=keep, listing=listing)
+    except GitFailed as exc:
+        odd = _UNSUPPORTED.search(exc.stderr)
+        if odd is None:
+            raise
+        raise Refused(
+            f"{odd.group(1)!r} is no file, symlink or folder (a FIFO, a socket or a device): "
+            "git cannot store it; move it away, then try again"
+        ) from None
+
+
+# git's words for a tracked path that became a FIFO, a socket or a device.
+_UNSUPPORTED = re.compile(r"error: (.+): unsupported file type")
+
+
+def _capture(
+    repo: Repo,
+    cfg: Config,
+    *,
+    allow_unmerged: bool,
+    keep: bool,
+    listing: Listing | None,
+) -> Snapshot:
     started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
     base, branch = repo.head()
     if started is not None and (started.before is None or started.head != base):

@@ -32,3 +32,21 @@ def test_a_stash_pop_conflict_is_not_called_a_merge(repo: Repo) -> None:
     assert "UU src/app.py" in repo.git("status", "--porcelain")
     proc = repo.cp("save", expect=3)
     assert "stash pop" in proc.stderr and "then save" not in proc.stderr, proc.stderr
+
+
+def test_a_tracked_file_become_a_fifo_is_named_not_gits_message(repo: Repo) -> None:
+    import os
+    import stat
+
+    repo.cp("save", "-m", "before")
+    (repo.path / "src/app.py").unlink()
+    os.mkfifo(repo.path / "src/app.py")
+    before = (repo.git("status", "--porcelain"), repo.git("ls-files", "-s"))
+    for args in (["save"], ["restore", "cp_001", "--dry-run"]):
+        proc = repo.cp(*args, expect=3)
+        line = proc.stderr.strip()
+        assert "\n" not in line and "'src/app.py'" in line and "FIFO" in line, line
+        assert "update-index" not in line
+    # (state() would open the FIFO and wait for a writer)
+    assert (repo.git("status", "--porcelain"), repo.git("ls-files", "-s")) == before
+    assert stat.S_ISFIFO(os.lstat(repo.path / "src/app.py").st_mode)
