@@ -47,6 +47,8 @@ def test_a_tracked_file_become_a_fifo_is_named_not_gits_message(repo: Repo) -> N
         line = proc.stderr.strip()
         assert "\n" not in line and "'src/app.py'" in line and "FIFO" in line, line
         assert "update-index" not in line
+    shown = repo.cp("status").stdout  # it only reads: it answers, and says why it cannot
+    assert "drift since cp_001: unknown" in shown and "FIFO" in shown, shown
     # (state() would open the FIFO and wait for a writer)
     assert (repo.git("status", "--porcelain"), repo.git("ls-files", "-s")) == before
     assert stat.S_ISFIFO(os.lstat(repo.path / "src/app.py").st_mode)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from .. import state, tasks
 from ..context import Context
 from ..display import escape_text, quote_path
+from ..errors import Refused
 from ..journal import read_journal
 from ..notes import derive_status, read_events, verifier_summary
 from ..restore import managed_differences
@@ -28,6 +29,7 @@ class StatusResult:
     interrupted_restore: str | None
     restore_in_progress: int | None  # pid holding the lock while that restore runs
     exit_code: int = 0
+    unreadable: str | None = None  # why the workspace could not be compared (a FIFO)
 
     def lines(self) -> list[str]:
         out = [f"task: {self.task}"]
@@ -47,7 +49,9 @@ class StatusResult:
                 "git checkpoint restore --continue, or undo"
             )
         if self.latest is not None:
-            if self.drift:
+            if self.unreadable:
+                out.append(f"drift since {self.latest}: unknown ({self.unreadable})")
+            elif self.drift:
                 out.append(f"drift since {self.latest}: {len(self.drift)} files")
                 out += [f"  {quote_path(p)}" for p in self.drift[:20]]
                 if len(self.drift) > 20:
@@ -72,9 +76,13 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
     drift: list[str] = []
     verifiers: dict[str, str] = {}
     status = None
+    unreadable = None
     if latest is not None:
-        current = capture_workspace(repo, ctx.config, allow_unmerged=True)
-        drift = managed_differences(repo, current, latest)
+        try:
+            current = capture_workspace(repo, ctx.config, allow_unmerged=True)
+            drift = managed_differences(repo, current, latest)
+        except Refused as exc:  # status only reads: it says why, and goes on
+            unreadable = str(exc)
         events = read_events(repo, latest.commit)
         verifiers, status = verifier_summary(events), derive_status(events)
     journal = read_journal(repo)
@@ -89,5 +97,6 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
         hypothesis=record.hypothesis,
         interrupted_restore=journal.target_name if journal else None,
         restore_in_progress=state.lock_holder(repo) if journal else None,
-        exit_code=1 if exit_code and drift else 0,
+        exit_code=1 if exit_code and (drift or unreadable) else 0,
+        unreadable=unreadable,
     )
