@@ -39,7 +39,7 @@ CONFIG_ARGV = (
     r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
     r"|core\.sharedrepository$|extensions\.objectformat$"
     r"|(user|author|committer)\.(name|email)$|user\.useconfigonly$|commit\.gpgsign$"
-    r"|i18n\.commitencoding$|core\.(loose)?compression$|core\.filemode$)",
+    r"|i18n\.commitencoding$|core\.(loose)?compression$)",
 )
 
 

@@ -453,32 +453,22 @@ class Repo:
         urls = [v for k, v in self._config if k == "remote.origin.url"]
         return urls[-1] if urls else None
 
-    def store_trees(
-        self, trees: Mapping[str, bytes], top: str, blobs: Mapping[str, bytes] | None = None
-    ) -> bool:
+    def store_trees(self, trees: Mapping[str, bytes], top: str) -> bool:
         """Write trees (id -> body; `top` holds all the others) as loose objects, as
-        `mktree` would, and `blobs` (id -> bytes, rawhash's) with them; False where git
-        must write the trees (loose.usable; blobs come only where it holds), or they
-        could not be written here (a read-only folder: git then says why)."""
+        `mktree` would; False where git must write them (loose.usable), or could not be
+        written here (a read-only folder: git then says why)."""
         from . import loose
 
         if not loose.usable(self._config):
             return False
-        objects = self.common_dir / "objects"
-        whole = len(trees) >= PACK_FROM  # one pack, not a file each: unless stored before
-        if whole and self._stored(top):
-            return True  # and every blob below it
-        blobs = dict(blobs or {})
-        packed = {oid: (3, data) for oid, data in blobs.items()}
-        if whole:
-            packed.update((oid, (2, body)) for oid, body in trees.items())
-        with contextlib.suppress(OSError):
-            # Blobs as they are (core.looseCompression=0, as for git's wide hashing).
-            if packed and loose.write_pack(objects, packed, {3: 0}):
-                blobs, trees = {}, {} if whole else trees
+        if len(trees) >= PACK_FROM:  # one pack, not a file each: unless stored before
+            if self._stored(top):
+                return True
+            with contextlib.suppress(OSError):
+                if loose.write_pack(self.common_dir / "objects", 2, trees):
+                    return True
         try:
-            loose.write_objects(objects, b"blob", blobs)
-            loose.write_trees(objects, trees)
+            loose.write_trees(self.common_dir / "objects", trees)
         except OSError:
             return False
         return True

@@ -61,33 +61,21 @@ def graft(repo: Repo, index_tree: str, changes: Mapping[str, str]) -> str | None
             entry = trees[_parent(path)].get(_name(path))  # update-index drops the file
             if entry is None or entry[0] != GITLINK:
                 raise _NotGraftable()
-        blobs: dict[str, bytes] = {}
-        new: dict[str, tuple[str, str] | None] = {}
-        if len(present) > SPLIT_HASHING:
+        if len(present) > SPLIT_HASHING:  # two cores: hash in two halves side by side
+            half = len(present) // 2
             chosen = any(
                 k in ("core.compression", "core.loosecompression") for k, _ in repo.config_pairs()
             )
-            if not chosen and not gone_rules:  # what git stores as it is: hashed here
-                from . import rawhash  # (hashlib: not on the hook's path for small saves)
-
-                had = {p: e for p in present if (e := trees[_parent(p)].get(_name(p)))}
-                hashed, blobs = rawhash.hash_files(repo, had, present)
-                new.update(hashed)
-            rest = [p for p in present if p not in new]
             fast = () if chosen else ("-c", "core.looseCompression=0")
-            if len(rest) > SPLIT_HASHING:  # two cores: hash in two halves side by side
-                half = len(rest) // 2
-                first, second = concurrently(
-                    lambda: _added(repo, trees, rest[:half], gone_rules, fast),
-                    lambda: _added(repo, trees, rest[half:], gone_rules, fast),
-                )
-                new.update({**first, **second})
-            elif rest:
-                new.update(_added(repo, trees, rest, gone_rules, fast))
+            first, second = concurrently(
+                lambda: _added(repo, trees, present[:half], gone_rules, fast),
+                lambda: _added(repo, trees, present[half:], gone_rules, fast),
+            )
+            new = {**first, **second}
         else:  # one after the other: git calls in a fixed order (the fault tests count them)
-            new.update(_added(repo, trees, present, gone_rules))
+            new = _added(repo, trees, present, gone_rules)
         new.update({p: None for p, m in changes.items() if m == DELETED})
-        return _write_trees(repo, trees, folders, new, blobs)
+        return _write_trees(repo, trees, folders, new)
     except _NotGraftable:
         return None
 
@@ -230,11 +218,9 @@ def _write_trees(
     trees: dict[str, dict[bytes, tuple[str, str]]],
     folders: list[str],
     new: Mapping[str, tuple[str, str] | None],
-    blobs: Mapping[str, bytes] | None = None,
 ) -> str:
     """Rewrite `folders` (deepest first) with the new entries; one `mktree --batch`
-    writes them all, and each id it answers is checked against the one computed here.
-    `blobs`: new blobs the entries name, stored with the trees."""
+    writes them all, and each id it answers is checked against the one computed here."""
     by_folder: dict[str, list[tuple[str, tuple[str, str] | None]]] = {}
     for path, entry in new.items():
         by_folder.setdefault(_parent(path), []).append((path.rpartition("/")[2], entry))
@@ -279,7 +265,7 @@ def _write_trees(
         raise _NotGraftable()  # every tracked file is gone: write-tree writes the empty tree
     if not expected:
         return root
-    if repo.store_trees(expected, root, blobs):  # as mktree would, one process less
+    if repo.store_trees(expected, root):  # as mktree would write them, one process less
         return root
     out = repo.git("mktree", "-z", "--batch", stdin=b"".join(batch))
     if out.decode().split() != list(expected):

@@ -55,21 +55,16 @@ def write_commit(objects_dir: str | os.PathLike[str], body: bytes) -> str:
 
 
 def write_pack(
-    objects_dir: str | os.PathLike[str],
-    objects: Mapping[str, tuple[int, bytes]],
-    levels: Mapping[int, int] | None = None,
+    objects_dir: str | os.PathLike[str], kind: int, objects: Mapping[str, bytes]
 ) -> bool:
-    """Store objects (id -> (git's type number: 2 a tree, 3 a blob; body)) as one pack
-    and its index, as index-pack writes them (Documentation/gitformat-pack.txt: pack
-    version 2 without deltas, index version 2), each type at its zlib level in
-    `levels` (else git's default), the pack renamed into place first, read-only.
-    False for a pack past 2 GiB (its index would need 64-bit offsets)."""
-    import hashlib  # OpenSSL's: 10 MB of blobs take CPython's own SHA-1 50 ms here
-
+    """Store objects of one kind (git's type number: 2 for a tree; id -> body) as one
+    pack and its index, as index-pack writes them (Documentation/gitformat-pack.txt:
+    pack version 2 without deltas, index version 2), the pack renamed into place first,
+    read-only. False for a pack past 2 GiB (its index would need 64-bit offsets)."""
     parts = [b"PACK", struct.pack(">II", 2, len(objects))]
     offset = 12
     entries: list[tuple[bytes, int, int]] = []  # (raw id, crc32 of its bytes, offset)
-    for oid, (kind, body) in objects.items():
+    for oid, body in objects.items():
         size = len(body)
         byte, size = (kind << 4) | (size & 0x0F), size >> 4
         header = bytearray()
@@ -77,18 +72,14 @@ def write_pack(
             header.append(byte | 0x80)
             byte, size = size & 0x7F, size >> 7
         header.append(byte)
-        packed = zlib.compress(body, (levels or {}).get(kind, _LOOSE_LEVEL))
-        crc = zlib.crc32(packed, zlib.crc32(header))
-        entries.append((bytes.fromhex(oid), crc, offset))
-        parts += (bytes(header), packed)
-        offset += len(header) + len(packed)
+        packed = bytes(header) + zlib.compress(body, _LOOSE_LEVEL)
+        entries.append((bytes.fromhex(oid), zlib.crc32(packed), offset))
+        parts.append(packed)
+        offset += len(packed)
     if offset >= 1 << 31:
         return False
-    pack_sum = hashlib.sha1()
-    for part in parts:
-        pack_sum.update(part)
-    checksum = pack_sum.digest()
-    parts.append(checksum)
+    data = b"".join(parts)
+    checksum: bytes = sha1(data).digest()
     entries.sort()
     fanout = [0] * 256
     for raw, _, _ in entries:
@@ -106,26 +97,52 @@ def write_pack(
             checksum,
         ]
     )
-    index_sum: bytes = hashlib.sha1(index).digest()
+    index_sum: bytes = sha1(index).digest()
     folder = os.path.join(objects_dir, "pack")
     name = os.path.join(folder, f"pack-{checksum.hex()}")
-    _write_new(folder, f"{name}.pack", parts, "tmp_pack")
-    _write_new(folder, f"{name}.idx", [index, index_sum], "tmp_idx")  # last: git looks for it
+    # Both written before either is renamed (a full disk stops it with neither in
+    # place); the index renamed last: git looks for it.
+    pack = _write_temp(folder, data + checksum, "tmp_pack")
+    try:
+        idx = _write_temp(folder, index + index_sum, "tmp_idx")
+    except BaseException:
+        _remove(pack)
+        raise
+    had = os.path.exists(f"{name}.pack")  # (the same objects, packed before)
+    try:
+        os.replace(pack, f"{name}.pack")
+        os.replace(idx, f"{name}.idx")
+    except BaseException:
+        _remove(pack)
+        _remove(idx)
+        if not had and not os.path.exists(f"{name}.idx"):
+            _remove(f"{name}.pack")  # never a pack without its index
+        raise
     return True
 
 
-def _write_new(folder: str, path: str, data: bytes | list[bytes], prefix: str) -> None:
-    """A read-only file of `data` (or its parts, in order) written under a temporary
-    name in `folder` (as git names its own: `prefix`_...) and renamed into place."""
-    tmp = os.path.join(folder, f"{prefix}_{os.getpid()}_{os.urandom(4).hex()}")
+def _write_new(folder: str, path: str, data: bytes, prefix: str) -> None:
+    """A read-only file written under a temporary name in `folder` (as git names its
+    own: `prefix`_...) and renamed into place."""
+    tmp = _write_temp(folder, data, prefix)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        with os.fdopen(fd, "wb") as fh:
-            fh.writelines([data] if isinstance(data, bytes) else data)
         os.replace(tmp, path)
     except BaseException:
         _remove(tmp)
         raise
+
+
+def _write_temp(folder: str, data: bytes, prefix: str) -> str:
+    """A read-only file of `data` under a temporary name in `folder`; its path."""
+    tmp = os.path.join(folder, f"{prefix}_{os.getpid()}_{os.urandom(4).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except BaseException:
+        _remove(tmp)
+        raise
+    return tmp
 
 
 def write_objects(

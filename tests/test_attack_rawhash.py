@@ -1,8 +1,11 @@
-"""Attacks on the wide save's own hashing (rawhash, f564272): over SPLIT_HASHING changed
-tracked files, the files git would store unchanged are hashed here and packed with the
-new trees. Whatever the attributes, settings and odd files, the tree a checkpoint
-records must be the one `git add -u` makes of a copy of the index, every object must be
-in the store, and a restore must give the bytes back."""
+"""Attacks on the wide save (over SPLIT_HASHING changed tracked files). They were
+written against f564272, which hashed such files in Python (rawhash) and packed their
+blobs; that was reverted for the defects marked below (a pack kept uncompressed through
+gc, core.autocrlf and core.fileMode spellings read wrong, safecrlf skipped, a full
+disk misreported), and the tests stay as guards of the path git hashes. Whatever the
+attributes, settings and odd files, the tree a checkpoint records must be the one `git
+add -u` makes of a copy of the index, every object must be in the store, and a restore
+must give the bytes back."""
 
 from __future__ import annotations
 
@@ -57,12 +60,6 @@ def _saved_tree(repo: Repo, cp_id: str = "cp_002") -> str:
     return repo.git("rev-parse", ref + "^{tree}").strip()
 
 
-def _packed(repo: Repo) -> int:
-    """Objects in packs (`count-objects -v`: in-pack)."""
-    out = repo.git("count-objects", "-v")
-    return int(next(x for x in out.splitlines() if x.startswith("in-pack:")).split()[1])
-
-
 def _packs(repo: Repo) -> list[str]:
     return sorted(os.listdir(repo.path / ".git/objects/pack"))
 
@@ -75,24 +72,19 @@ def _files(repo: Repo, body: Callable[[int], bytes], count: int = WIDE) -> None:
 def _check(
     repo: Repo,
     *,
-    ours: bool | None = True,
     roundtrip: bool = False,
     cp_id: str = "cp_002",
     base: str = "cp_001",
     unmark: tuple[str, ...] = (),
 ) -> None:
-    """Save; the saved tree is git's, the store is whole, (ours) the new path ran or
-    (False) did not; (roundtrip) restoring away and back gives the same work tree and
-    index."""
+    """Save; the saved tree is git's, the store is whole; (roundtrip) restoring away and
+    back gives the same work tree and index."""
     expected = _truth(repo, unmark)
-    before = _packed(repo)
     saved = state(repo)
     repo.cp("save", "-m", "wide edit")
     got = _saved_tree(repo, cp_id)
     assert got == expected, repo.git("diff-tree", "-r", expected, got)[:800]
     repo.git("fsck", "--strict", "--no-dangling")
-    if ours is not None:
-        assert (_packed(repo) > before) == ours, (ours, before, _packed(repo))
     if roundtrip:
         repo.cp("restore", base)
         repo.cp("restore", cp_id)
@@ -224,7 +216,7 @@ def test_a_rules_file_that_changes_with_the_files(repo: Repo, how: str) -> None:
             repo.write("rules", "* text eol=crlf\n")
             os.symlink("rules", repo.path / ".gitattributes")
     _files(repo, _mixed_bodies)
-    _check(repo, ours=None)
+    _check(repo)
 
 
 def test_sizes_at_the_memory_edge(repo: Repo) -> None:
@@ -311,7 +303,7 @@ def test_marked_index_entries(repo: Repo, marks: str) -> None:
             repo.write(f"new/n{n}.txt", f"new edited {n}\n")
         _check(repo)
     else:  # a marked entry: the save takes the staged path (add -u, the marks taken off)
-        _check(repo, ours=None, unmark=tuple(paths))
+        _check(repo, unmark=tuple(paths))
 
 
 def test_submodule_among_many_changes(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -336,7 +328,7 @@ def test_sparse_checkout(repo: Repo) -> None:
     for i in range(8, WIDE, 9):  # outside the sparse set: left alone
         os.remove(repo.path / f"d8/f{i:04}.txt")
     os.rmdir(repo.path / "d8")
-    _check(repo, ours=None)
+    _check(repo)
 
 
 @pytest.mark.parametrize("index", ["split", "v4", "v3"])
@@ -381,7 +373,7 @@ def test_a_newline_in_a_name(repo: Repo) -> None:
     _files(repo, lambda i: b"edited %d\n" % i)
     repo.write("odd/new\nline.txt", "y\n")
     repo.write('odd/"quoted".txt', "y\n")
-    _check(repo, ours=None, roundtrip=True)
+    _check(repo, roundtrip=True)
 
 
 @pytest.mark.parametrize("key", ["core.compression", "core.looseCompression"])
@@ -389,7 +381,7 @@ def test_a_chosen_compression_leaves_the_hashing_to_git(repo: Repo, key: str) ->
     _wide_repo(repo)
     repo.git("config", key, "9")
     _files(repo, lambda i: b"edited %d\n" % i)
-    _check(repo, ours=False)
+    _check(repo)
 
 
 def test_an_object_directory_from_the_environment(repo: Repo) -> None:
@@ -424,14 +416,16 @@ def test_alternates(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Non
 
 
 def test_a_fifo_where_a_tracked_file_was(repo: Repo) -> None:
-    """git refuses it (as `add -u` does): one line, exit 4, nothing saved or left."""
+    """Refused as git's `add -u` refuses it: one line naming it (exit 3), nothing saved
+    or left."""
     _wide_repo(repo)
     _files(repo, lambda i: b"edited %d\n" % i)
     os.remove(repo.path / "d1/f0001.txt")
     os.mkfifo(repo.path / "d1/f0001.txt")
     packs = _packs(repo)
-    proc = repo.cp("save", "-m", "fifo", expect=4, timeout=60)
-    assert proc.stderr.count("\n") == 1 and "unsupported file type" in proc.stderr
+    proc = repo.cp("save", "-m", "fifo", expect=3, timeout=60)
+    assert proc.stderr.count("\n") == 1 and "'d1/f0001.txt'" in proc.stderr
+    assert "FIFO" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert _packs(repo) == packs
     assert "cp_002" not in repo.git("for-each-ref", "refs/checkpoints/")
@@ -515,11 +509,12 @@ def test_repeated_wide_saves_then_gc(repo: Repo) -> None:
         repo.cp("save", "-m", f"round {n}", expect=None)
         counts.append(len([p for p in _packs(repo) if p.endswith(".pack")]))
         repo.git("fsck", "--strict", "--no-dangling")
-    # one pack per distinct wide change; the same change again writes the same pack
-    assert counts == [1, 2, 3, 3, 3, 3], counts
+    # (rawhash wrote one pack per distinct change: [1, 2, 3, 3, 3, 3]) the same change
+    # again stores nothing more
+    assert counts[3:] == [counts[2]] * 3, counts
     repo.cp("restore", "cp_002")
     repo.git("gc", "-q")
-    assert len([p for p in _packs(repo) if p.endswith(".pack")]) == 1
+    assert len([p for p in _packs(repo) if p.endswith(".pack")]) <= 1
     repo.git("fsck", "--strict")
     for cp_id, n in (("cp_003", 1), ("cp_004", 2), ("cp_002", 0)):
         repo.cp("restore", cp_id)
@@ -555,11 +550,6 @@ def test_gc_compresses_what_git_hashed(repo: Repo) -> None:
     assert after_gc < 1.2 * recompressed, (after_gc, recompressed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: rawhash packs blobs at zlib level 0, and `git gc` copies packed "
-    "objects as they are (it recompresses only loose ones): the bloat outlives gc",
-)
 def test_gc_compresses_what_a_wide_save_stored(repo: Repo) -> None:
     _wide_repo(repo)
     after_gc, recompressed = _gc_sizes(repo)
@@ -573,18 +563,13 @@ def _pack_bytes(repo: Repo) -> int:
 # -- settings git reads differently from rawhash ------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: `autocrlf` with no value (git: true) is read as unset ('' from "
-    "config -z), so CRLF files are stored with their CRs where git strips them",
-)
 def test_autocrlf_given_without_a_value(repo: Repo) -> None:
     _wide_repo(repo)
     with open(repo.path / ".git/config", "a") as fh:
         fh.write("[core]\n\tautocrlf\n")  # as `git -c core.autocrlf checkpoint save` gives it
     assert repo.git("config", "--type=bool", "core.autocrlf").strip() == "true"
     _files(repo, lambda i: b"line %d\r\nedited\r\n" % i)
-    _check(repo, ours=None)
+    _check(repo)
 
 
 def test_autocrlf_given_without_a_value_narrow(repo: Repo) -> None:
@@ -593,14 +578,9 @@ def test_autocrlf_given_without_a_value_narrow(repo: Repo) -> None:
     with open(repo.path / ".git/config", "a") as fh:
         fh.write("[core]\n\tautocrlf\n")
     _files(repo, lambda i: b"line %d\r\nedited\r\n" % i, count=20)
-    _check(repo, ours=False)
+    _check(repo)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: core.fileMode set to '' (or 0k, +0, 00: git reads false) counts "
-    "as on, so the exec bit is taken from the file system where git keeps the index's",
-)
 @pytest.mark.parametrize("value", ["", "0k", "00"])
 def test_filemode_false_spelled_otherwise(repo: Repo, value: str) -> None:
     _wide_repo(repo)
@@ -609,15 +589,9 @@ def test_filemode_false_spelled_otherwise(repo: Repo, value: str) -> None:
     _files(repo, lambda i: b"line %d edited\n" % i)
     for i in range(0, WIDE, 2):
         os.chmod(repo.path / f"d{i % 9}/f{i:04}.txt", 0o755)
-    _check(repo, ours=None)
+    _check(repo)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (low): under core.safecrlf=true a narrow save refuses LF files that "
-    "checkout would give CRLF (git add's 'LF would be replaced by CRLF'), a wide save "
-    "stores them: git's refusal depends on how many files changed",
-)
 def test_safecrlf_true_refuses_alike_narrow_and_wide(repo: Repo) -> None:
     def setup(r: Repo) -> None:
         r.git("config", "core.autocrlf", "true")
@@ -712,12 +686,6 @@ def test_a_full_disk_fails_the_save_and_records_nothing_wrong(repo: Repo, small_
 
 
 @needs_root
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: when the disk fills, store_trees swallows the OSError of its own "
-    "writes and the save ends on mktree's 'object ... is unavailable', not on the "
-    "'No space left on device' the CLI says for a full disk",
-)
 def test_a_full_disk_says_so(repo: Repo, small_disk: str) -> None:
     _prepared(repo)
     _, proc = _disk_trial(repo, small_disk, 128 * 1024)
@@ -726,14 +694,15 @@ def test_a_full_disk_says_so(repo: Repo, small_disk: str) -> None:
 
 
 @needs_root
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: write_pack renames the .pack into place before writing the .idx; "
-    "when the .idx cannot be written the .pack stays, without an index (git: 'no "
-    "corresponding .idx', count-objects garbage) until a gc",
-)
 def test_a_full_disk_leaves_no_pack_without_its_index(repo: Repo, small_disk: str) -> None:
-    _prepared(repo)
+    """(A change over 128+ folders: its new trees go to git as one pack.)"""
+    for i in range(WIDE):
+        repo.write(f"p{i}/f.txt", (b"%d" % i).ljust(4000, b"a"))
+    repo.commit_all("spread")
+    repo.git("gc", "-q")
+    repo.cp("save", "-m", "before")
+    for i in range(WIDE):
+        repo.write(f"p{i}/f.txt", (b"%d" % i).ljust(4000, b"b"))
     probe = repo.path.parent / "probe"
     subprocess.run(["cp", "-a", str(repo.path), str(probe)], check=True)
     Repo(probe).cp("save", "-m", "wide")
@@ -759,7 +728,7 @@ def test_a_read_only_pack_folder(repo: Repo) -> None:
         if not _mount("-o", "remount,ro,bind", folder):
             pytest.skip("cannot remount read-only here")
         _files(repo, lambda i: b"edited %d\n" % i)
-        _check(repo, ours=False)
+        _check(repo)
         assert not _packs(repo)
     finally:
         _umount(folder)

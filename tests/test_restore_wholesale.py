@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -155,7 +156,7 @@ def test_a_pack_of_our_trees_reads_and_verifies_as_gits_own(repo: Repo) -> None:
     for n in range(600):  # ids over the whole fan-out, 00.. to ff..
         body = f"100644 file{n}".encode() + b"\0" + empty
         trees[hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()] = body
-    assert loose.write_pack(repo.path / ".git" / "objects", {o: (2, b) for o, b in trees.items()})
+    assert loose.write_pack(repo.path / ".git" / "objects", 2, trees)
     (idx,) = (repo.path / ".git" / "objects" / "pack").glob("pack-*.idx")
     listed = repo.git("verify-pack", "-v", str(idx))
     assert sum(line.split()[1:2] == ["tree"] for line in listed.splitlines()) == 600
@@ -165,3 +166,38 @@ def test_a_pack_of_our_trees_reads_and_verifies_as_gits_own(repo: Repo) -> None:
         assert repo.git("cat-file", "-p", oid).startswith("100644 blob e69de29")
     fsck = subprocess.run(["git", "fsck", "--strict"], cwd=repo.path, capture_output=True)
     assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_pack_whose_index_cannot_be_written_is_not_left(tmp_path: Path) -> None:
+    """A full disk between the two files: write_pack wrote and renamed the .pack, then
+    failed on the .idx, and left a pack git warns about ('no corresponding .idx') until
+    a gc. Both are now written before either is renamed."""
+    import hashlib
+
+    from git_checkpoint import loose
+
+    if os.geteuid() != 0:
+        pytest.skip("mounts a tmpfs (root)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (disk / "pack").mkdir()
+        empty = bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+        trees = {}
+        for n in range(8000):  # an index of 8000 x 28 bytes: 220 KB
+            body = f"100644 f{n}".encode() + b"\0" + empty
+            trees[hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()] = body
+        probe = tmp_path / "probe"
+        (probe / "pack").mkdir(parents=True)
+        assert loose.write_pack(probe, 2, trees)
+        (pack,) = (probe / "pack").glob("*.pack")
+        vfs = os.statvfs(disk)
+        room = pack.stat().st_size + 64 * 1024  # the pack fits, its index does not
+        (disk / "filler").write_bytes(b"\0" * (vfs.f_bavail * vfs.f_frsize - room))
+        with pytest.raises(OSError):
+            loose.write_pack(disk, 2, trees)
+        assert sorted(p.name for p in (disk / "pack").iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
