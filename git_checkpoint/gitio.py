@@ -419,8 +419,8 @@ class Repo:
         pairs: list[tuple[str, str]] = []
         for item in proc.stdout.decode("utf-8", "replace").split("\0"):
             if item:
-                key, _, value = item.partition("\n")
-                pairs.append((key, value))
+                key, given, value = item.partition("\n")
+                pairs.append((key, value if given else "true"))  # a bare key: true, to git
         return pairs
 
     def remember_config(self, pairs: list[tuple[str, str]]) -> None:
@@ -442,7 +442,7 @@ class Repo:
 
     def ignore_case(self) -> bool:
         values = [v.lower() for k, v in self._config if k == "core.ignorecase"]
-        return bool(values) and values[-1] in ("true", "yes", "on", "1", "")
+        return bool(values) and values[-1] in ("true", "yes", "on", "1")
 
     def sha1(self) -> bool:
         """Whether objects are named by SHA-1 (else SHA-256: extensions.objectFormat)."""

@@ -337,6 +337,6 @@ def _pairs(out: bytes) -> list[tuple[str, str]]:
     pairs = []
     for item in out.decode("utf-8", "replace").split("\0"):
         if item:
-            key, _, value = item.partition("\n")
-            pairs.append((key, value))
+            key, given, value = item.partition("\n")
+            pairs.append((key, value if given else "true"))  # as gitio.Repo._config reads it
     return pairs
