@@ -196,4 +196,7 @@ def build_server() -> MCPServer:
 
 
 def serve() -> None:
+    from . import procgroup
+
+    procgroup.ADOPT_ORPHANS = False  # a server lives on: never a reaper of strangers
     build_server().run("stdio")

@@ -66,12 +66,17 @@ def interruptible() -> Iterator[None]:
                 signal.signal(sig, handler)
 
 
+# Off in a process that lives on (the MCP server): what it adopted outside a group it
+# stops (a `git gc --auto` that detached) would stay a zombie until it exits.
+ADOPT_ORPHANS = True
+
+
 @functools.cache
 def adopt_orphans() -> None:
     """Linux: what our children leave behind becomes ours, not init's, so that a group's
     members that have exited are reaped here at once (a zombie still counts as one of its
     group, and init may take seconds to reap it)."""
-    if sys.platform.startswith("linux"):
+    if ADOPT_ORPHANS and sys.platform.startswith("linux"):
         import ctypes
 
         with contextlib.suppress(OSError, AttributeError):
