@@ -275,7 +275,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         else:
             writes.append(Write(path, after[0], after[1]))
     writes += _under_removed(removes, writes, now, then)
-    _check_writes(repo, writes, removes, now, then)
+    _check_writes(repo, writes, removes, now, then, adopt=target.remote is None)
     wanted_index = TreeView(repo.objects, target_index, None)
     wanted_index.blobs.update((p, new) for p, (_, new) in index_diff.items())
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
@@ -368,12 +368,19 @@ ADOPT_MAX_BYTES = 50 << 20
 
 
 def _check_writes(
-    repo: Repo, writes: list[Write], removes: list[str], now: TreeView, then: TreeView
+    repo: Repo,
+    writes: list[Write],
+    removes: list[str],
+    now: TreeView,
+    then: TreeView,
+    adopt: bool,
 ) -> None:
     """Refuse writes through symlinks, over big unmanaged files, or outside the work
     tree. An unmanaged file the target holds (ignored or excluded now, under rules the
     restore puts back first) is kept in the safety checkpoint before it is overwritten
-    (recovery: adopted), up to ADOPT_MAX_BYTES.
+    (recovery: adopted), up to ADOPT_MAX_BYTES; unless the target was fetched (`adopt`
+    False): another machine's checkpoint never replaces a file this one ignores (an
+    `.env`, a credentials file), it is refused as before.
     """
     root = repo.root
     removing = set(removes)
@@ -436,13 +443,18 @@ def _check_writes(
                 )
         elif (
             now.get(write.path) is None
-            and st.st_size > ADOPT_MAX_BYTES
+            and (not adopt or st.st_size > ADOPT_MAX_BYTES)
             and not disk_holds(repo, write.path, (write.mode, write.oid))
         ):
+            why = (
+                f"too big to keep in the safety checkpoint ({st.st_size >> 20} MiB)"
+                if adopt
+                else "the checkpoint comes from another machine"
+            )
             raise Refused(
                 f"restore would overwrite {write.path!r}, which is outside the managed set "
-                f"(ignored or excluded) and too big to keep in the safety checkpoint "
-                f"({st.st_size >> 20} MiB); move it away or add it to untracked.include"
+                f"(ignored or excluded), and {why}; move it away or add it to "
+                "untracked.include"
             )
 
 

@@ -7,11 +7,14 @@ still refused, with nothing changed."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from git_checkpoint.restore import ADOPT_MAX_BYTES
 
 from .conftest import Repo
 from .helpers import state
+from .servers import bare_repo
+from .test_sharing import clone, publish
 
 
 def test_a_file_hidden_by_a_new_gitignore_comes_back_and_undo_returns_the_edit(
@@ -62,3 +65,27 @@ def test_a_hidden_file_too_big_to_keep_is_still_refused(repo: Repo) -> None:
     assert len(proc.stderr.strip().splitlines()) == 1
     assert state(repo) == before
     assert os.path.getsize(repo.path / "notes/todo.txt") == ADOPT_MAX_BYTES + 1
+
+
+def test_a_fetched_checkpoint_never_replaces_a_file_this_clone_ignores(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Adoption is for this machine's own checkpoints: a fetched one holding `.env` in
+    its overlay does not replace the `.env` this clone ignores (refused, as before)."""
+    url = bare_repo(tmp_path / "server.git").as_uri()
+    a = publish(repo, url)
+    a.write("settings.local", "API=https://their.example\n")
+    a.cp("save", "-m", "theirs")
+    a.cp("push")
+    b = clone(url, tmp_path / "b")
+    b.cp("fetch")
+    (b.path / ".git/info").mkdir(exist_ok=True)
+    with open(b.path / ".git/info/exclude", "a") as fh:
+        fh.write("settings.local\n")
+    b.write("settings.local", "API=https://mine.example\n")
+    before = state(b)
+
+    proc = b.cp("restore", "origin/main/cp_001", "--keep-head", expect=3)
+
+    assert "settings.local" in proc.stderr and "another machine" in proc.stderr
+    assert state(b) == before
