@@ -123,9 +123,13 @@ def _set_stats(
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     except OSError:
         return set()
+    claim = _claim(index)
     done: set[str] = set()
     renamed = False
     try:
+        held = os.fstat(fd)
+        with contextlib.suppress(OSError), open(claim, "w") as fh:  # (for a SIGKILL from
+            fh.write(f"{os.getpid()} {held.st_dev} {held.st_ino}\n")  # here: release_stale_lock)
         with open(index, "rb") as fh:
             data = bytearray(fh.read())
             os.fchmod(fd, os.fstat(fh.fileno()).st_mode & 0o7777)
@@ -161,6 +165,41 @@ def _set_stats(
         if not renamed:
             with contextlib.suppress(OSError):
                 os.unlink(lock)
+        with contextlib.suppress(OSError):
+            os.unlink(claim)
+
+
+def _claim(index: str) -> str:
+    """Where set_stats names the index.lock it holds: our pid, the lock's device and inode."""
+    return os.path.join(os.path.dirname(index), "checkpoint", "index-lock-held")
+
+
+def release_stale_lock(index: str) -> bool:
+    """Remove the index.lock a killed set_stats left (a SIGKILL cannot wait): only the
+    very file it made (same device and inode), and only once its process is gone. A
+    lock any git holds is never touched. True when one was removed."""
+    claim = _claim(index)
+    try:
+        with open(claim) as fh:
+            pid, dev, ino = (int(x) for x in fh.read().split())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+        return False  # still running (or its pid taken since: never guess)
+    except ProcessLookupError:
+        pass
+    except OSError:
+        return False
+    removed = False
+    with contextlib.suppress(OSError):
+        st = os.lstat(index + ".lock")
+        if (st.st_dev, st.st_ino) == (dev, ino):
+            os.unlink(index + ".lock")
+            removed = True
+    with contextlib.suppress(OSError):
+        os.unlink(claim)
+    return removed
 
 
 def _stat_data(st: os.stat_result, mode: int) -> tuple[int, ...]:

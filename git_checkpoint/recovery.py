@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from . import indexfile
 from .config import CONFIG_NAME, Config, load_config
 from .display import quote_path
 from .errors import CheckpointError, GitFailed, Refused, UsageError
@@ -114,6 +115,7 @@ def restore_to(
     """
     if move_head and keep_head:
         raise UsageError("--move-head and --keep-head exclude each other")
+    indexfile.release_stale_lock(os.fspath(repo.git_dir / "index"))  # (a killed restore's)
     busy = operation_in_progress(repo)
     if busy:
         raise Refused(f"not restoring: {busy}")
@@ -219,6 +221,7 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
     journal = read_journal(repo)
     if journal is None:
         raise UsageError("no interrupted restore to continue")
+    indexfile.release_stale_lock(os.fspath(repo.git_dir / "index"))  # (a killed restore's)
     busy = operation_in_progress(repo)
     if busy:
         raise Refused(f"not continuing the restore: {busy}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from git_checkpoint import indexfile
 from git_checkpoint.materialize import REFRESH_PATHS_MAX
 
 from .conftest import Repo
+from .helpers import state
 
 COUNT = REFRESH_PATHS_MAX + 40
 
@@ -144,3 +146,60 @@ def test_a_sigterm_while_the_lock_is_held_waits_for_it(repo: Repo, tmp_path: Pat
     assert proc.returncode == -signal.SIGTERM and "survived" not in proc.stdout, proc
     assert not os.path.exists(index + ".lock")
     assert repo.git("diff-files", "--name-only") == ""  # the stat data went in first
+
+
+needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+STRACE = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fchmod"]
+
+
+@needs_strace
+def test_undo_after_a_sigkill_in_set_stats_removes_its_lock_and_goes_back(repo: Repo) -> None:
+    """A SIGKILL cannot be held back: the index.lock set_stats made stays, and every git
+    command (undo's too) failed on it until removed by hand. The next restore, undo or
+    --continue removes it: that very file (device and inode), its process gone."""
+    for i in range(COUNT):
+        repo.write(f"many/d{i % 7}/f{i:04}.txt", f"file {i}\n")
+    repo.commit_all("many files")
+    repo.cp("save", "-m", "good")
+    for i in range(COUNT):
+        repo.write(f"many/d{i % 7}/f{i:04}.txt", f"broken {i}\n")
+    before = state(repo)
+    cp = shutil.which("git-checkpoint")
+    assert cp is not None
+    killed = subprocess.run(
+        [*STRACE, "-e", "inject=fchmod:signal=KILL:when=1", cp, "restore", "cp_001"],
+        cwd=repo.path,
+        capture_output=True,
+        check=False,
+    )
+    assert killed.returncode != 0
+    assert (repo.path / ".git" / "index.lock").exists()
+
+    repo.cp("undo")
+
+    assert state(repo) == before
+    assert not (repo.path / ".git" / "index.lock").exists()
+    repo.git("status")  # git works again
+
+
+def test_a_lock_not_provably_ours_is_never_removed(repo: Repo) -> None:
+    index = os.fspath(repo.path / ".git" / "index")
+    lock = Path(index + ".lock")
+    claim = repo.path / ".git" / "checkpoint" / "index-lock-held"
+    claim.parent.mkdir(exist_ok=True)
+    lock.write_bytes(b"another git's")
+    st = os.lstat(lock)
+    claim.write_text(f"{os.getpid()} {st.st_dev} {st.st_ino}\n")  # its process alive
+    assert not indexfile.release_stale_lock(index) and lock.exists()
+    gone = _ended_pid()
+    claim.write_text(f"{gone} {st.st_dev} {st.st_ino + 1}\n")  # another file
+    assert not indexfile.release_stale_lock(index) and lock.exists()
+    claim.write_text(f"{gone} {st.st_dev} {st.st_ino}\n")  # that very file, its process gone
+    assert indexfile.release_stale_lock(index) and not lock.exists()
+    assert not claim.exists()
+
+
+def _ended_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
