@@ -523,6 +523,7 @@ def update_index(
                 repo.git(
                     "add",
                     "--intent-to-add",
+                    "--force",  # (an ignored path marked with `add -N -f`, as the target has it)
                     "--pathspec-from-file=-",
                     "--pathspec-file-nul",
                     stdin=nul_list(marking),

@@ -40,7 +40,13 @@ from .materialize import (
 )
 from .restore import Plan, TreeView, leftovers, plan_restore, through_folders
 from .restore_report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
-from .snapshot import Snapshot, capture_workspace, list_overlay_candidates, split_overlay
+from .snapshot import (
+    Snapshot,
+    capture_workspace,
+    list_overlay_candidates,
+    looks_secret,
+    split_overlay,
+)
 from .state import now_iso
 from .store import SAFETY, Checkpoint, add_to_overlay, checkpoint_at, save_checkpoint, trees_of
 
@@ -295,15 +301,20 @@ def _carry_out(
                 )
         touched = [*(w.path for w in plan.writes), *plan.removes]
         removes = list(plan.removes)
-        # Ignored files the target holds with the same bytes: kept in the safety
-        # checkpoint too, or undo would take away a file that was there before.
+        # Files the target holds that are outside the managed set now (ignored, excluded,
+        # hidden by a rule the attempt added: restore._check_writes): kept in the safety
+        # checkpoint before anything is written, rule files included, or undo would take
+        # them away (a kill after the rules are back left an edited one unstored).
         adopted = [
             w.path
             for w in plan.writes
             if now.get(w.path) is None
+            and not looks_secret(w.path)  # never stored (design §4); never touched either
             and through_folders(repo.root, w.path)
             and (os.path.islink(repo.root / w.path) or os.path.isfile(repo.root / w.path))
         ]
+        if adopted:
+            journal = _keep_in_safety(repo, journal, adopted, now)
         residue: list[str] = []
         rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
         if rules:
@@ -312,8 +323,8 @@ def _carry_out(
             move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
             residue, outcome.kept = _uncovered(repo, config, target, now, pending)
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
-        if residue or adopted:
-            journal = _keep_in_safety(repo, journal, [*residue, *adopted], now)
+        if residue:
+            journal = _keep_in_safety(repo, journal, residue, now)
         # Checked right before the work tree changes: no git call runs in between.
         rest = [p for p in touched if p not in rules]
         outcome.left.update(unstored(repo, now, rest, plan))

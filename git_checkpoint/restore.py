@@ -23,7 +23,7 @@ from .gitio import EMPTY_BLOB, Repo, git_refuses_path
 from .journal import Journal as Journal
 from .journal import read_journal as read_journal
 from .objects import Tree
-from .snapshot import Snapshot
+from .snapshot import Snapshot, looks_secret
 from .store import Checkpoint, ours_for_sure, trees_of
 
 if TYPE_CHECKING:
@@ -418,6 +418,7 @@ def _check_writes(
         if not stat.S_ISDIR(st.st_mode):
             raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
     base = os.fspath(root)  # str, one lstat a path: 1,000s of paths
+    here = _cwd_in(base)
     for write in writes:
         if write.path.rpartition("/")[0] in fresh:
             continue  # its folder is made new (a symlink there removed first): not followed
@@ -427,6 +428,11 @@ def _check_writes(
             continue  # nothing there to overwrite
         mode = st.st_mode
         if stat.S_ISDIR(mode):
+            if here is not None and (here == write.path or here.startswith(f"{write.path}/")):
+                raise Refused(  # as git since 2.35: never the folder a shell stands in
+                    f"restore would replace the folder {write.path!r}, which this command "
+                    "runs in, with a file; run it from another folder"
+                )
             # A folder (or a submodule's checkout) where a file goes: only what the plan
             # removes may be in it.
             inside = (
@@ -441,21 +447,39 @@ def _check_writes(
                     f"restore would replace the {what} {write.path!r}, which holds files "
                     f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
                 )
-        elif (
-            now.get(write.path) is None
-            and (not adopt or st.st_size > ADOPT_MAX_BYTES)
-            and not disk_holds(repo, write.path, (write.mode, write.oid))
+        elif now.get(write.path) is None and not disk_holds(
+            repo, write.path, (write.mode, write.oid)
         ):
-            why = (
-                f"too big to keep in the safety checkpoint ({st.st_size >> 20} MiB)"
-                if adopt
-                else "the checkpoint comes from another machine"
-            )
-            raise Refused(
-                f"restore would overwrite {write.path!r}, which is outside the managed set "
-                f"(ignored or excluded), and {why}; move it away or add it to "
-                "untracked.include"
-            )
+            why = _unadoptable(write.path, st, adopt)
+            if why:
+                raise Refused(
+                    f"restore would overwrite {write.path!r}, which is outside the managed "
+                    f"set (ignored or excluded), and {why}; move it away or add it to "
+                    "untracked.include"
+                )
+
+
+def _unadoptable(path: str, st: os.stat_result, adopt: bool) -> str | None:
+    """Why an unmanaged file in a restore's way cannot be kept in the safety checkpoint
+    and replaced (None: it can)."""
+    if not adopt:
+        return "the checkpoint comes from another machine"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        return "it is no file or symlink (a FIFO, a socket or a device)"
+    if looks_secret(path):
+        return "its name says it holds secrets, which are never stored"
+    if st.st_size > ADOPT_MAX_BYTES:
+        return f"it is too big to keep in the safety checkpoint ({st.st_size >> 20} MiB)"
+    return None
+
+
+def _cwd_in(root: str) -> str | None:
+    """The folder this command runs in, relative to the work tree (None: outside it)."""
+    try:
+        rel = os.path.relpath(os.getcwd(), root)
+    except (OSError, ValueError):
+        return None
+    return None if rel == ".." or rel.startswith("../") else rel
 
 
 def blob_id(data: bytes) -> str:

@@ -88,13 +88,6 @@ KILLS = {"after-rules": AFTER_RULES, **{f"adoption-{k}": v for k, v in IN_ADOPTI
 
 
 @needs_cp
-@pytest.mark.xfail(
-    strict=True,
-    reason="a SIGKILL once the rule files are back but before the adopted file is kept in "
-    "the safety checkpoint (d8b9cd5 adopts after writing them): undo then removes the "
-    "edited file (the restored .gitignore no longer hides it, the safety checkpoint lacks "
-    "it, and _uncovered keeps only files the interrupted restore would not write)",
-)
 @pytest.mark.parametrize("where", list(KILLS))
 def test_undo_after_a_kill_around_the_adoption_gives_the_edit_back(
     repo: Repo, tmp_path: Path, where: str
@@ -173,12 +166,6 @@ def test_a_hidden_sparse_file_right_at_the_limit_is_kept_and_given_back(repo: Re
     assert os.path.getsize(repo.path / "notes/todo.txt") == ADOPT_MAX_BYTES
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a FIFO where the target holds a hidden file is not refused up front: the "
-    "restore writes .gitignore, stops half done (exit 3, journal left), and "
-    "`restore --continue` repeats the same refusal forever",
-)
 def test_a_hidden_fifo_where_the_target_has_a_file_is_refused_with_nothing_changed(
     repo: Repo,
 ) -> None:
@@ -196,12 +183,6 @@ def test_a_hidden_fifo_where_the_target_has_a_file_is_refused_with_nothing_chang
     assert not (repo.path / JOURNAL).exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a secret-looking file (.env) the target tracks, untracked and edited by the "
-    "attempt, is adopted into the safety checkpoint: design §4 says such files are never "
-    "stored (save itself leaves it out), yet it now sits in a ref a push can send",
-)
 def test_a_secret_looking_file_is_never_stored_by_a_restore(repo: Repo) -> None:
     repo.write(".env", "TOKEN=old\n")
     repo.commit_all("env")
@@ -358,12 +339,6 @@ def test_a_kill_while_the_placeholder_exists_leaves_undo_and_continue_whole(
     assert not (other.path / "p").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an intent-to-add entry on an ignored path (`git add -N -f`) cannot be marked "
-    "again: restore runs `git add -N` without -f, git refuses ignored paths (exit 1), so "
-    "undo of a restore that dropped it fails with exit 4 and cannot go back",
-)
 def test_an_intent_to_add_entry_on_an_ignored_path_comes_back(repo: Repo) -> None:
     repo.cp("save", "-m", "base")
     _marked_then_deleted(repo, "build.log", force=True)  # *.log is ignored
@@ -376,12 +351,6 @@ def test_an_intent_to_add_entry_on_an_ignored_path_comes_back(repo: Repo) -> Non
 # --- the folder a restore runs in ------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a file the target has where the cwd's folder is: move_into_place removes the "
-    "emptied folder tree (cwd included) to write the file; the shell is left in a folder "
-    "that is gone and the next command says 'No such file or directory' with exit 4",
-)
 def test_a_file_written_where_the_cwd_folder_is_does_not_remove_the_cwd(repo: Repo) -> None:
     repo.write("x", "file\n")
     repo.commit_all("x")
