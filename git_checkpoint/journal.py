@@ -35,6 +35,9 @@ class Journal:
     # Safety checkpoints taken by `restore --continue` runs of this same restore.
     continued_from: tuple[str, ...] = ()
     continued_names: tuple[str, ...] = ()  # their names, in the same order
+    # An interrupted restore this one stands in for (a rollback of a failed undo of it),
+    # as its journal's JSON: left again once this one is done, whichever way.
+    resume: str = ""
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -51,6 +54,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "kind": (str,),
     "continued_from": (list, tuple),
     "continued_names": (list, tuple),
+    "resume": (str,),
 }
 
 
@@ -82,6 +86,20 @@ def _from_json(data: Any) -> Journal:
     if len(data.get("continued_from", ())) != len(data.get("continued_names", ())):
         raise ValueError("fields 'continued_from' and 'continued_names' do not match")
     return Journal(**data)
+
+
+def resumed(journal: Journal | None) -> Journal | None:
+    """The interrupted restore `journal` stands in for, if any."""
+    if journal is None or not journal.resume:
+        return None
+    try:
+        return _from_json(json.loads(journal.resume))
+    except (ValueError, TypeError):
+        return None  # (a journal we wrote: never expected)
+
+
+def encoded(journal: Journal) -> str:
+    return json.dumps(asdict(journal))
 
 
 def read_journal(repo: Repo) -> Journal | None:

@@ -23,9 +23,11 @@ from .journal import (
     Journal,
     RestoreRecord,
     clear_journal,
+    encoded,
     read_journal,
     record_restore,
     restore_records,
+    resumed,
     set_journal_aside,
     write_journal,
 )
@@ -139,6 +141,8 @@ def restore_to(
         return _report(repo, target, None, plan, head_move, dry_run=True)
     with _staged(repo, plan, target) as stage:
         started = _begin(repo, target, head, head_move, task, kind)
+        if leave is not None:  # its journal says so too: a --continue of it leaves it
+            started = replace(started, resume=encoded(leave))
 
         def record(commit: str, name: str) -> None:
             # The journal names the way back before its ref exists: undo works from here.
@@ -156,11 +160,13 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
     """Every file to write, checked out aside: a missing blob, a failing filter or a full
     disk stops the restore here, before anything else is written.
     """
+    staging = True
     try:
         with staged(repo, plan.writes) as stage:
+            staging = False
             yield stage
     except GitFailed as exc:
-        if exc.argv[:1] not in (["cat-file"], ["update-index"]):
+        if not staging or exc.argv[:1] not in (["cat-file"], ["update-index"]):
             raise
         raise GitFailed(
             exc.argv,
@@ -169,6 +175,8 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
             + (exc.stderr.strip().splitlines() or [""])[-1],
         ) from None
     except OSError as exc:
+        if not staging:
+            raise
         raise Refused(
             f"restore of {target.name} stopped before changing anything: {exc.strerror}"
         ) from None
@@ -260,6 +268,8 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         journal = _continued(journal, safety.commit, safety.name)
         outcome = _carry_out(repo, config, journal, plan, stage, target, current, None)
     report = _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+    if resumed(journal) is not None:  # the restore it stood in for is pending again:
+        return report  # its undo goes back before it (the warning of each command says so)
     # `undo` now goes back to before this --continue; say where the whole restore began.
     return replace(report, before_interrupted=journal.safety_name)
 
@@ -359,8 +369,9 @@ def _carry_out(
     # one of the two tells `undo` the way back.
     if journal.kind != "rollback":  # a rollback is part of a failed restore, not one to undo
         record_restore(repo, journal, head)
-    if leave is not None:
-        write_journal(repo, leave)
+    after = leave or resumed(journal) or resumed(pending)
+    if after is not None:
+        write_journal(repo, after)
     else:
         clear_journal(repo)
     return outcome

@@ -394,14 +394,6 @@ def test_the_cwd_in_a_linked_worktree_stays(repo: Repo, tmp_path: Path) -> None:
 
 
 @needs_cp
-@pytest.mark.xfail(
-    strict=True,
-    reason="when the failed undo's own rollback fails too, the interrupted restore's "
-    "journal is dropped (leave=pending is passed only on a rollback that succeeds): once "
-    "the cause is gone, `restore --continue` then `undo` end in the state after the failed "
-    "undo, not before the interrupted restore; the error also says the rollback 'stopped "
-    "before changing anything' though it had written files",
-)
 def test_undo_and_rollback_both_failing_keep_the_way_back(repo: Repo, tmp_path: Path) -> None:
     for i in (1, 2, 3):
         repo.write(f"f{i}.txt", f"v{i}\n")
