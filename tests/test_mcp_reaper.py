@@ -37,7 +37,7 @@ def test_a_verifier_leaving_a_detached_process_leaves_no_zombie(repo: Repo) -> N
     repo.write(
         ".checkpoint.yaml",
         "verifiers:\n  - {name: unit, command: 'echo $PPID > server.pid;"
-        " setsid sh -c \"sleep 0.3\" >/dev/null 2>&1 & exit 0'}\n",
+        ' setsid sh -c "sleep 0.3" >/dev/null 2>&1 & exit 0\'}\n',
     )
     repo.commit_all("verifier")
     params = StdioServerParameters(
