@@ -43,6 +43,17 @@ CONFIG_ARGV = (
 )
 
 
+def parse_config(out: bytes) -> list[tuple[str, str]]:
+    """`git config -z --get-regexp`'s output: (key, value) in file order; a key given
+    bare reads "true", as git reads it."""
+    pairs = []
+    for item in out.decode("utf-8", "replace").split("\0"):
+        if item:
+            key, given, value = item.partition("\n")
+            pairs.append((key, value if given else "true"))
+    return pairs
+
+
 class Spawned:
     """A git child whose stdout is a pipe, or the file `out` (for an output larger than
     a pipe holds, which would stop git until it is read); stderr goes to /dev/null (a

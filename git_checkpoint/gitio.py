@@ -23,6 +23,7 @@ from .gitfast import (
     CONFIG_ARGV,
     child_env,
     link_or_copy,
+    parse_config,
     private_folder,
     remove_folder,
 )
@@ -416,12 +417,7 @@ class Repo:
         proc = run_git(["config", "-z", "--get-regexp", CONFIG_PATTERN], self.root, check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
-        pairs: list[tuple[str, str]] = []
-        for item in proc.stdout.decode("utf-8", "replace").split("\0"):
-            if item:
-                key, given, value = item.partition("\n")
-                pairs.append((key, value if given else "true"))  # a bare key: true, to git
-        return pairs
+        return parse_config(proc.stdout)
 
     def remember_config(self, pairs: list[tuple[str, str]]) -> None:
         """What `_config` would read, read already (by the hook's quick check)."""

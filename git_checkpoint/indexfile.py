@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
@@ -62,33 +62,20 @@ def read_entries(path: str) -> dict[str, tuple[str, str]] | None:
             data = fh.read()
     except OSError:
         return None
-    if len(data) < _HEADER.size + _SHA1:
-        return None
-    signature, version, count = _HEADER.unpack_from(data)
-    if signature != b"DIRC" or version not in (2, 3):
-        return None
-    end = len(data) - _SHA1
     out: dict[str, tuple[str, str]] = {}
-    pos = _HEADER.size
+    mode_at = struct.Struct(">I").unpack_from
     try:
-        for _ in range(count):
-            mode = _STAT.unpack_from(data, pos)[6]
-            (flags,) = struct.unpack_from(">H", data, pos + 60)
+        for pos, flags, name in _walk(data):
             if flags & _STAGE:
                 return None
-            start = pos + _FIXED + (2 if flags & _EXTENDED else 0)
-            stop = data.index(b"\0", start, end)
-            name = data[start:stop].decode("utf-8", "surrogateescape")
-            out[name] = (f"{mode:o}", data[pos + 40 : pos + 60].hex())
-            pos += (stop - pos + 8) & ~7
-        while pos + 8 <= end:  # extensions: "link" means the entries are elsewhere too
-            signature, size = struct.unpack_from(">4sI", data, pos)
-            if signature == b"link":
-                return None
-            pos += 8 + size
-    except (struct.error, ValueError):
+            (mode,) = mode_at(data, pos + 24)
+            out[name.decode("utf-8", "surrogateescape")] = (
+                f"{mode:o}",
+                data[pos + 40 : pos + 60].hex(),
+            )
+    except _Unread:
         return None
-    return out if pos == end else None
+    return out
 
 
 def set_stats(index: str, files: Mapping[str, tuple[int, str, os.stat_result]]) -> set[str]:
@@ -223,11 +210,27 @@ def _stat_data(st: os.stat_result, mode: int) -> tuple[int, ...]:
 def _positions(data: bytearray, names: Mapping[bytes, str]) -> list[tuple[int, bytes]] | None:
     """Where each entry named in `names` starts (stage 0 only), or None for an index not
     read here."""
+    try:
+        return [
+            (pos, name) for pos, flags, name in _walk(data) if name in names and not flags & _STAGE
+        ]
+    except _Unread:
+        return None
+
+
+class _Unread(Exception):
+    """An index not read here: another version, a split one, a malformed one."""
+
+
+def _walk(data: bytes | bytearray) -> Iterator[tuple[int, int, bytes]]:
+    """(where it starts, its flags, its path) of each entry of a version-2 or -3 index;
+    _Unread, once the entries are read, for anything else."""
+    if len(data) < _HEADER.size + _SHA1:
+        raise _Unread
     signature, version, count = _HEADER.unpack_from(data)
     if signature != b"DIRC" or version not in (2, 3):
-        return None
+        raise _Unread
     end = len(data) - _SHA1
-    out = []
     pos = _HEADER.size
     flags_at = struct.Struct(">H").unpack_from
     try:
@@ -236,15 +239,14 @@ def _positions(data: bytearray, names: Mapping[bytes, str]) -> list[tuple[int, b
             start = pos + _FIXED + (2 if flags & _EXTENDED else 0)
             size = flags & _NAME_MAX
             stop = data.index(b"\0", start + size, end) if size == _NAME_MAX else start + size
-            name = bytes(data[start:stop])
-            if name in names and not flags & _STAGE:
-                out.append((pos, name))
+            yield pos, flags, bytes(data[start:stop])
             pos += (stop - pos + 8) & ~7
-        while pos + 8 <= end:
+        while pos + 8 <= end:  # extensions: "link" means the entries are elsewhere too
             signature, size = struct.unpack_from(">4sI", data, pos)
-            if signature == b"link":  # split: the shared index holds entries too
-                return None
+            if signature == b"link":
+                raise _Unread
             pos += 8 + size
     except (struct.error, ValueError):
-        return None
-    return out if pos == end else None
+        raise _Unread from None
+    if pos != end:
+        raise _Unread

@@ -37,6 +37,7 @@ from .restore import (
     Plan,
     TreeView,
     Write,
+    cwd_in,
     disk_holds,
     raw_match,
     through_folders,
@@ -442,23 +443,15 @@ def prune_empty_parents(root: Path, path: str) -> None:
     folder the command runs in or one above it (as git since 2.35: the shell there
     would be left in a folder that is gone)."""
     parent = os.path.dirname(path)
-    here = _cwd()
+    here = cwd_in(os.fspath(root))
     while parent:
-        full = root / parent
-        if here is not None and (here == full or full in here.parents):
+        if here is not None and (here == parent or here.startswith(f"{parent}/")):
             return
         try:
-            os.rmdir(full)
+            os.rmdir(root / parent)
         except OSError:
             return
         parent = os.path.dirname(parent)
-
-
-def _cwd() -> Path | None:
-    try:
-        return Path(os.getcwd())
-    except OSError:  # already gone
-        return None
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ import _signal  # type: ignore[import-not-found,unused-ignore]  # signal imports
 import os
 
 from . import quickstate
-from .gitfast import CONFIG_ARGV, STATUS_ARGV, Spawned, parse_status
+from .gitfast import CONFIG_ARGV, STATUS_ARGV, Spawned, parse_config, parse_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
         return None
     if complaints:  # a path status could not look at (below a looping link): the full
         return None  # save reads what it said (so build_on never meets such a link)
-    if _pairs(config_out) != [tuple(p) for p in saved["config"]]:
+    if parse_config(config_out) != [tuple(p) for p in saved["config"]]:
         return None
     scan = parse_status(scanned)
     changed, _, untracked, unmerged, _ = scan
@@ -278,7 +278,7 @@ def check(cwd: str, prepare: bool = False) -> Found | None:
         and quickstate.stats_trusted(current, stamp)
         and quickstate.stats_trusted(tracked, stamp, absent_ok=True)
     )
-    return Found(unchanged, saved, before, scan, seen, tracked, repo, _pairs(config_out))
+    return Found(unchanged, saved, before, scan, seen, tracked, repo, parse_config(config_out))
 
 
 def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before) -> bool:
@@ -331,12 +331,3 @@ def _is_oid(text: str) -> bool:
 
 def _nul_split(out: bytes) -> list[str]:
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
-def _pairs(out: bytes) -> list[tuple[str, str]]:
-    pairs = []
-    for item in out.decode("utf-8", "replace").split("\0"):
-        if item:
-            key, given, value = item.partition("\n")
-            pairs.append((key, value if given else "true"))  # as gitio.Repo._config reads it
-    return pairs

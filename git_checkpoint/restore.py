@@ -418,7 +418,7 @@ def _check_writes(
         if not stat.S_ISDIR(st.st_mode):
             raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
     base = os.fspath(root)  # str, one lstat a path: 1,000s of paths
-    here = _cwd_in(base)
+    here = cwd_in(base)
     for write in writes:
         if write.path.rpartition("/")[0] in fresh:
             continue  # its folder is made new (a symlink there removed first): not followed
@@ -473,7 +473,7 @@ def _unadoptable(path: str, st: os.stat_result, adopt: bool) -> str | None:
     return None
 
 
-def _cwd_in(root: str) -> str | None:
+def cwd_in(root: str) -> str | None:
     """The folder this command runs in, relative to the work tree (None: outside it)."""
     try:
         rel = os.path.relpath(os.getcwd(), root)
