@@ -218,22 +218,33 @@ def start(argv: list[str]) -> None:
     """Start the scan when `argv` (the command line after the program's name) is a save,
     a restore or an undo in a repository found without git. Raises nothing but a Ctrl-C
     (KeyboardInterrupt), after what had started is waited for and removed."""
-    global _STARTING, _PENDING, _INTERRUPTED
     if not argv or argv[0] not in COMMANDS or any(a in _NOT_NOW for a in argv):
         return
-    _STARTING = True
     try:
-        _start()
+        with held():  # a Ctrl-C during the start: raised once every child is on the list
+            _start()
     except (OSError, ValueError):  # ValueError: a path with a NUL in it
         discard()
-    except BaseException:  # Ctrl-C (Python's own handler): what started is removed
+    except BaseException:  # Ctrl-C: what started is removed
         discard()
         raise
-    finally:
+
+
+class held:
+    """A Ctrl-C that comes inside the block is raised as the block ends (_on_sigint waits
+    while _STARTING), whatever else the block raised: what it started is in the caller's
+    hands by then, to wait for or stop."""
+
+    def __enter__(self) -> None:
+        global _STARTING
+        _STARTING = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _STARTING, _PENDING, _INTERRUPTED
         _STARTING = False
-    if _PENDING:  # a Ctrl-C during the start: raised now, every child on the list
-        _PENDING, _INTERRUPTED = False, True
-        raise KeyboardInterrupt
+        if _PENDING:
+            _PENDING, _INTERRUPTED = False, True
+            raise KeyboardInterrupt
 
 
 def _start() -> None:

@@ -37,9 +37,37 @@ def stop_signal(exc: BaseException) -> int:
     return exc.signum if isinstance(exc, Stopped) else signal.SIGINT
 
 
+# A SIGTERM or SIGHUP that came while a job was starting (_starting).
+_HELD: list[int] = []
+_HOLDING = False
+
+
 def _stop(signum: int, frame: object) -> None:
+    if _HOLDING:
+        _HELD.append(signum)
+        return
     ignore_further_stops()
     raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _starting() -> Iterator[None]:
+    """A Ctrl-C, SIGTERM or SIGHUP that comes while a job starts is raised once its Popen
+    is in hand, to stop its group: raised inside Popen, it left the job running unknown
+    (a loaded machine: a Ctrl-C typed at the agent's prompt before run had its Popen)."""
+    global _HOLDING
+    from . import early
+
+    _HELD.clear()
+    _HOLDING = True
+    try:
+        with early.held():
+            yield
+    finally:
+        _HOLDING = False
+    if _HELD:
+        ignore_further_stops()
+        raise Stopped(_HELD[0])
 
 
 def _ignore(signum: int, frame: object) -> None:
@@ -153,13 +181,11 @@ def run_job(
     the job that ends it, as a shell running a script takes it. OSError: it cannot start."""
     adopt_orphans()
     terminal = _Terminal()
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, process_group=0)
-    except OSError:
-        terminal.close()
-        raise
+    proc: subprocess.Popen[Any] | None = None
     killed = True  # by a signal: what it changed on the terminal (raw mode) stays so
     try:
+        with _starting():
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, process_group=0)
         terminal.give(proc.pid)
         code = _wait(proc, terminal)
         if code == -signal.SIGINT and terminal.had_it:
@@ -167,10 +193,12 @@ def run_job(
         killed = code < 0
     except KeyboardInterrupt as exc:
         ignore_further_stops()
-        stop_group(proc, first=stop_signal(exc), grace=5.0)  # the terminal still its own
+        if proc is not None:
+            stop_group(proc, first=stop_signal(exc), grace=5.0)  # the terminal still its own
         raise
     finally:
-        terminal.take_back(restore_modes=killed)
+        if proc is not None:  # (OSError: it could not start, the terminal never given)
+            terminal.take_back(restore_modes=killed)
         terminal.close()
     return code, stop_group(proc)
 
