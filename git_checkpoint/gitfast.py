@@ -31,7 +31,8 @@ STATUS_ARGV = (
 )
 # The index's marks (assume-unchanged, skip-worktree): snapshot._marks parses the output.
 FLAGGED_ARGV = ("ls-files", "-v", "-z")
-# The git config a save reads (gitio.CONFIG_PATTERN), compared as read.
+# The git config a save reads (gitio.CONFIG_PATTERN), compared as read; gc.* and
+# maintenance.auto say when git's auto maintenance would act (maintenance.py).
 CONFIG_ARGV = (
     "config",
     "-z",
@@ -39,7 +40,8 @@ CONFIG_ARGV = (
     r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
     r"|core\.sharedrepository$|extensions\.objectformat$"
     r"|(user|author|committer)\.(name|email)$|user\.useconfigonly$|commit\.gpgsign$"
-    r"|i18n\.commitencoding$|core\.(loose)?compression$)",
+    r"|i18n\.commitencoding$|core\.(loose)?compression$"
+    r"|gc\.auto$|gc\.autopacklimit$|maintenance\.auto$)",
 )
 
 

@@ -87,7 +87,7 @@ def run(agent: str, event: str, rest: list[str]) -> None:
         return  # a save of ours is running git: never save from inside it
     due = git_plan(event, rest) if agent == "git" else agent_plan(agent, event, read_payload())
     if due is not None:
-        save(*due)
+        save(*due, inside_git=agent == "git")
 
 
 def read_payload() -> dict[str, Any]:
@@ -173,9 +173,14 @@ def _if_risky(cwd: str, command: str) -> tuple[str, str] | None:
     return cwd, f"before: {_clip(command)}"
 
 
-def save(cwd: str, message: str) -> None:
+def save(cwd: str, message: str, inside_git: bool = False) -> None:
     os.environ[GUARD] = "1"  # git children of this save must not fire our hooks again
     from .quicksave import auto_save
+
+    if inside_git:
+        from . import maintenance
+
+        maintenance.held_off = True
 
     name = auto_save(cwd, message, lock_wait=LOCK_WAIT)
     if name is not None:

@@ -15,14 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import early, gitio
+from . import early, gitio, maintenance
 from .errors import Refused, UsageError
 from .gitio import Repo
 
 
 @contextlib.contextmanager
 def locked(repo: Repo, timeout: float) -> Iterator[None]:
-    """Hold the repository's checkpoint lock; wait up to `timeout` seconds, then refuse."""
+    """Hold the repository's checkpoint lock; wait up to `timeout` seconds, then refuse.
+    Once it is released after the work went through, git's auto maintenance runs if the
+    objects written pass git's thresholds (maintenance.py), as after git's own commit."""
     path = repo.state_dir() / "lock"
     adopted = early.adopt_lock(str(path))  # taken before the early scan, for this command
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if adopted is None else adopted
@@ -48,6 +50,7 @@ def locked(repo: Repo, timeout: float) -> Iterator[None]:
             gitio.INHERITED_FDS.remove(fd)
     finally:
         os.close(fd)  # closing releases the flock (once no git child holds it either)
+    maintenance.run_if_due(repo.root, repo.common_dir / "objects", repo.config_pairs())
 
 
 def lock_holder(repo: Repo) -> int | None:

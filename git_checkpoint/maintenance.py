@@ -1,0 +1,92 @@
+"""git's auto maintenance, run as git's own commit, merge and fetch run it.
+
+A wide restore stores a safety checkpoint of a thousand files: a thousand loose objects,
+uncompressed (graft.py), and a pack of trees (loose.write_pack). Git packs and prunes
+those in `git gc --auto`, which its porcelain starts after writing objects; a tool that
+never does leaves them to pile up until the user commits (600,000 loose objects and 190
+packs in the benchmark's repository after a few hundred restores, and every object
+lookup slower for it).
+
+`run_if_due` asks git only when git would act: the loose objects in `objects/17` past
+gc.auto / 256, or more packs than gc.autoPackLimit (git's own `need_to_gc`), read from
+two folders without starting a process. Then `git maintenance run --auto` decides with
+the user's whole configuration (maintenance.auto, gc.auto, a pre-auto-gc hook) and `gc
+--auto` detaches as git's does (gc.autoDetach).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+_HEX = frozenset("0123456789abcdef")
+# Set by a save that a git hook runs: git is in the middle of its own command, with its
+# locks held, and runs auto maintenance itself once done (rebase and merge do).
+held_off = False
+GC_AUTO = 6700  # git's defaults
+GC_AUTO_PACK_LIMIT = 50
+
+
+def due(objects: Path, config: Iterable[tuple[str, str]]) -> bool:
+    """Would `git gc --auto` act on `objects` (the object folder) under `config`
+    (gc.auto, gc.autopacklimit, maintenance.auto, as read)?"""
+    values = dict(config)  # the last of a key wins, as in git
+    if values.get("maintenance.auto", "true").strip().lower() in ("false", "no", "off", "0", ""):
+        return False
+    auto = _int(values.get("gc.auto"), GC_AUTO)
+    if auto <= 0:
+        return False
+    limit = _int(values.get("gc.autopacklimit"), GC_AUTO_PACK_LIMIT)
+    if limit > 0 and _packs(objects / "pack") > limit:
+        return True
+    return _loose(objects / "17") > (auto + 255) // 256
+
+
+def run_if_due(root: Path, objects: Path, config: Iterable[tuple[str, str]]) -> None:
+    """`git maintenance run --auto` in `root` when `due`; its output and its failure are
+    git's business, never this command's (stdout may be a JSON answer)."""
+    if held_off or "GIT_OBJECT_DIRECTORY" in os.environ or not due(objects, config):
+        return
+    import subprocess  # (rarely reached: the hook path never pays for the import)
+
+    subprocess.run(
+        ["git", "maintenance", "run", "--auto", "--quiet"],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )  # close_fds: the detached gc never holds our lock's descriptor
+
+
+def _int(value: str | None, default: int) -> int:
+    """git_config_int's reading: an integer with an optional k, m or g; a value git
+    would refuse leaves git's default (git itself then says what is wrong)."""
+    if value is None:
+        return default
+    text = value.strip().lower()
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
+    try:
+        return int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        return default
+
+
+def _packs(folder: Path) -> int:
+    """Packs git counts toward gc.autoPackLimit: those without a .keep file."""
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return 0
+    return sum(
+        1 for n in names if n.endswith(".pack") and n[: -len(".pack")] + ".keep" not in names
+    )
+
+
+def _loose(folder: Path) -> int:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    return sum(1 for n in names if len(n) in (38, 62) and _HEX.issuperset(n))  # SHA-1, SHA-256
