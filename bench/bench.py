@@ -230,9 +230,24 @@ class SizeBench:
         never pays for writeback of the setup; `wait`: let fresh files age past the
         racy window, as an agent's files have between two tool calls."""
         self.porcelain()
+        self.gc_done()
         os.sync()
         if wait:
             time.sleep(SETTLE_S)
+
+    def gc_done(self) -> None:
+        """Wait for a `gc --auto` that a timed command left running in the background
+        (maintenance.py), as it would finish between two agent turns: timed rounds never
+        share the machine with it."""
+        pidfile = self.cwd / ".git" / "gc.pid"
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                pid = int(pidfile.read_text().split()[0])
+                os.kill(pid, 0)
+            except (OSError, ValueError, IndexError):
+                return  # no gc.pid, or its gc is gone
+            time.sleep(0.1)
 
     def agent_state(self, variant: str = "", wait: bool = False) -> None:
         """HEAD + the agent's change: 10 modified, 5 new untracked, 3 in the included,
@@ -446,12 +461,41 @@ class SizeBench:
                     c,
                     "".join(f"{p}\n" for p in paths).encode(),
                 )
+                self.agent_state()
+                paths = self.attempt(count, f"store-fast {r}")
+                self.timed(
+                    f"store_fast_{k}",
+                    f"the same, as fast as git stores them: two `hash-object -w` side by "
+                    f"side, `core.looseCompression=0` ({label})",
+                    ["sh", "-c", self.fast_store(paths)],
+                    c,
+                )
         self.combine(
             f"stash_restore_{k}",
             f"`git stash push -u` + `apply --index <A>` ({label})",
             f"stashr_push_{k}",
             f"stashr_apply_{k}",
         )
+        if count > 10:
+            self.combine(
+                f"floor_{k}",
+                f"floor of a restore that keeps what it overwrites: the fastest store + "
+                f"`git checkout <A> -- .` ({label})",
+                f"store_fast_{k}",
+                f"checkout_{k}",
+            )
+
+    def fast_store(self, paths: list[str]) -> str:
+        """A shell line storing `paths` as a restore's safety checkpoint does (graft.py):
+        two `hash-object -w` processes, one per core, their loose objects uncompressed."""
+        half = len(paths) // 2
+        lists = []
+        for n, part in enumerate((paths[:half], paths[half:])):
+            listing = self.scratch / f"store-{n}.txt"
+            listing.write_text("".join(f"{p}\n" for p in part))
+            lists.append(listing)
+        git = "git -c core.looseCompression=0 hash-object -w --stdin-paths >/dev/null"
+        return f"{git} <{lists[0]} & {git} <{lists[1]}; wait"
 
     def storage(self, count: int) -> None:
         """Bytes added to .git by `count` successive small-change checkpoints, against the

@@ -16,7 +16,7 @@ ORDER = [
     "status", "save", "auto_unchanged", "auto_changed", "hook_harmless", "stash_push",
     "stash_apply", "stash_both", "seed_save", "restore_10", "undo_10", "checkout_10",
     "stash_restore_10", "seed_restore_10", "restore_1000", "undo_1000", "checkout_1000",
-    "stash_restore_1000", "seed_restore_1000", "store_1000",
+    "stash_restore_1000", "seed_restore_1000", "store_1000", "store_fast_1000", "floor_1000",
 ]  # fmt: skip
 CHARTED = ["status", "save", "auto_unchanged", "auto_changed", "restore_10", "stash_both",
            "checkout_1000", "restore_1000"]  # fmt: skip
@@ -173,6 +173,33 @@ def targets_table(result: Result) -> list[str]:
     return out
 
 
+def floor_note(result: Result) -> list[str]:
+    """The 1,000-file restore beside its floor: storing what it overwrites (as fast as
+    git can) and writing what it brings back (`git checkout`), measured in the same run."""
+    out = []
+    for n in sorted({row.files for row in result.rows}):
+        floor, checkout = _median(result, "floor_1000", n), _median(result, "checkout_1000", n)
+        ours = _median(result, "restore_1000", n)
+        if floor and checkout and ours:
+            out.append(
+                f"| {n:,} | {_fmt(floor)} | {floor / checkout:.2f} | {_fmt(ours)} | "
+                f"{ours / floor:.2f} |"
+            )
+    if not out:
+        return []
+    return [
+        "",
+        "The 1,000-file restore's floor: any restore that keeps what it overwrites must at "
+        "least store those files (the fastest git offers: two `hash-object -w` side by side, "
+        "uncompressed loose objects, as the safety checkpoint does) and write the files it "
+        "brings back (`git checkout <A> -- .`). Both measured in this run:",
+        "",
+        "| files | floor ms | floor × git checkout | restore ms | restore × floor |",
+        "|---:|---:|---:|---:|---:|",
+        *out,
+    ]
+
+
 def _fit(xs: list[int], ys: list[float]) -> tuple[float, float]:
     """Least squares y = a + b·x."""
     n = len(xs)
@@ -216,6 +243,7 @@ def markdown(result: Result, chart: str | None = None) -> str:
             cells.append("-" if v is None else f"{_fmt(v)} ({v / f:.2f})" if f else _fmt(v))
         lines.append(f"| {labels[key]} | " + " | ".join(cells) + " |")
     lines += ["", "## Targets (issue 10, issue 8 point 8)", "", *targets_table(result)]
+    lines += floor_note(result)
     lines += [
         "",
         "## Peak RSS (KiB; the process and the children it waited for)",
