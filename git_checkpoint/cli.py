@@ -37,12 +37,31 @@ class _Interrupted(BaseException):
     """A Ctrl-C, carried past click's own handler (which writes a blank line first)."""
 
 
+class _ClosedPipe(BaseException):
+    """A reader gone (`| head`), carried past click's EPIPE handler (which exits 1, and
+    1 says "no" here): the boundary ends the command as a closed pipe, exit 0."""
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             raise _Interrupted from exc
+        except BrokenPipeError as exc:
+            raise _ClosedPipe from exc
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:  # (`git checkpoint -h | head -1`: the help is written while parsing)
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as exc:
+            raise _ClosedPipe from exc
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -495,6 +514,8 @@ def main(argv: list[str] | None = None) -> None:
     def body() -> int:
         try:
             code = cli.main(args=args, prog_name="git checkpoint", standalone_mode=False)
+        except _ClosedPipe:
+            raise BrokenPipeError from None
         except (click.exceptions.Abort, _Interrupted) as exc:
             fail("git checkpoint: interrupted", console.interrupted_code(exc.__cause__), as_json)
         except click.exceptions.NoArgsIsHelpError as exc:
