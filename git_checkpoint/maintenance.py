@@ -17,6 +17,7 @@ the user's whole configuration (maintenance.auto, gc.auto, a pre-auto-gc hook) a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def due(objects: Path, config: Iterable[tuple[str, str]]) -> bool:
     """Would `git gc --auto` act on `objects` (the object folder) under `config`
     (gc.auto, gc.autopacklimit, maintenance.auto, as read)?"""
     values = dict(config)  # the last of a key wins, as in git
-    if values.get("maintenance.auto", "true").strip().lower() in ("false", "no", "off", "0", ""):
+    if not _bool(values.get("maintenance.auto", "true")):
         return False
     auto = _int(values.get("gc.auto"), GC_AUTO)
     if auto <= 0:
@@ -60,17 +61,41 @@ def run_if_due(root: Path, objects: Path, config: Iterable[tuple[str, str]]) -> 
     )  # close_fds: the detached gc never holds our lock's descriptor
 
 
+# git_parse_signed: strtoimax(value, &end, 0), then an optional unit, nothing after.
+_NUMBER = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([kKmMgG]?)")
+_UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+_INT_MAX = (1 << 31) - 1
+
+
+def _number(value: str) -> int | None:
+    """git_config_int's reading of `value` (decimal, 0x hex or 0 octal, with an optional
+    k, m or g, within an int); None where git would refuse it."""
+    match = _NUMBER.fullmatch(value)
+    if match is None:
+        return None
+    sign, digits, unit = match.groups()
+    number = int(digits, 16 if digits[:2].lower() == "0x" else 8 if digits[:1] == "0" else 10)
+    number *= (-1 if sign == "-" else 1) * _UNIT[unit.lower()]
+    return number if -_INT_MAX - 1 <= number <= _INT_MAX else None
+
+
 def _int(value: str | None, default: int) -> int:
-    """git_config_int's reading: an integer with an optional k, m or g; a value git
-    would refuse leaves git's default (git itself then says what is wrong)."""
-    if value is None:
-        return default
-    text = value.strip().lower()
-    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
-    try:
-        return int(text[:-1] if scale > 1 else text) * scale
-    except ValueError:
-        return default
+    """An integer setting as git reads it; a value git would refuse leaves git's
+    default (git itself then says what is wrong)."""
+    number = None if value is None else _number(value)
+    return default if number is None else number
+
+
+def _bool(value: str) -> bool:
+    """git_parse_maybe_bool: true/yes/on, false/no/off or empty, else an integer (0 is
+    false: 00, 0x0 and 0k too). A value git refuses is false: git dies on it before it
+    would run maintenance."""
+    text = value.lower()
+    if text in ("true", "yes", "on"):
+        return True
+    if text in ("false", "no", "off", ""):
+        return False
+    return bool(_number(value))
 
 
 def _packs(folder: Path) -> int:
