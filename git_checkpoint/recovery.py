@@ -34,13 +34,14 @@ from .journal import (
 from .materialize import (
     Outcome,
     Stage,
+    is_attributes,
     move_into_place,
     remove_files,
     staged,
     unstored,
     update_index,
 )
-from .restore import Plan, TreeView, leftovers, plan_restore, through_folders
+from .restore import Plan, TreeView, check_path, leftovers, plan_restore, through_folders
 from .restore_report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
 from .snapshot import (
     Snapshot,
@@ -161,8 +162,11 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
     disk stops the restore here, before anything else is written.
     """
     staging = True
+    removes_rules = any(is_attributes(p) for p in plan.removes)
     try:
-        with staged(repo, plan.writes) as stage:
+        with staged(
+            repo, plan.writes, _attributes(repo, target) if removes_rules else None
+        ) as stage:
             staging = False
             yield stage
     except GitFailed as exc:
@@ -180,6 +184,25 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
         raise Refused(
             f"restore of {target.name} stopped before changing anything: {exc.strerror}"
         ) from None
+
+
+def _attributes(repo: Repo, target: Checkpoint) -> dict[str, str]:
+    """Every regular `.gitattributes` of the target's managed set: path -> blob id."""
+    out = {}
+    trees = [target.worktree_tree] + (
+        [f"{target.overlay_commit}^{{tree}}"] if target.overlay_commit else []
+    )
+    for tree in trees:
+        listing = repo.git("ls-tree", "-r", "-z", "--full-tree", tree).decode(
+            "utf-8", "surrogateescape"
+        )
+        for item in filter(None, listing.split("\0")):
+            meta, path = item.split("\t", 1)
+            mode, _, oid = meta.split(" ")
+            if is_attributes(path) and mode in ("100644", "100755"):
+                check_path(path)
+                out[path] = oid
+    return out
 
 
 def _begin(

@@ -163,11 +163,6 @@ def test_a_rule_file_the_restore_brings_back_applies_to_the_files_it_writes(
     _same_as_checkout(repo, "cp_001", tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a .gitattributes the restore REMOVES still converts the files it writes "
-    "(staging reads the work tree's old rules; git removes first, then writes LF)",
-)
 def test_a_rule_file_the_restore_removes_no_longer_applies(repo: Repo, tmp_path: Path) -> None:
     repo.write("t.txt", "one\n")
     repo.commit_all("no rules")
@@ -178,6 +173,43 @@ def test_a_rule_file_the_restore_removes_no_longer_applies(repo: Repo, tmp_path:
     repo.cp("restore", "cp_001")
     assert not (repo.path / ".gitattributes").exists()
     assert (repo.path / "t.txt").read_bytes() == b"one\n"  # git checkout: LF
+    _staging_empty(repo)
+
+
+def test_a_removed_rule_file_leaves_the_rules_that_stay(repo: Repo, tmp_path: Path) -> None:
+    """The restore removes sub/.gitattributes (it turned conversion off there): the
+    root's rule, which the target keeps, converts sub/a.txt again, as git's checkout."""
+    repo.write(".gitattributes", "*.txt eol=crlf\n")
+    repo.write("sub/a.txt", "one\n")
+    repo.commit_all("root rule")
+    repo.cp("save", "-m", "root rule only")
+    repo.write("sub/.gitattributes", "*.txt -text\n")
+    repo.write("sub/a.txt", "two\n")
+    repo.git("add", "sub")
+    repo.cp("restore", "cp_001")
+    assert not (repo.path / "sub/.gitattributes").exists()
+    assert (repo.path / "sub/a.txt").read_bytes() == b"one\r\n"
+    _same_as_checkout(repo, "cp_001", tmp_path)
+    assert repo.git("status", "--porcelain") == ""
+    repo.cp("undo")
+    assert (repo.path / "sub/.gitattributes").read_text() == "*.txt -text\n"
+    assert (repo.path / "sub/a.txt").read_bytes() == b"two\n"
+
+
+def test_an_untracked_rule_file_the_target_holds_still_applies(repo: Repo) -> None:
+    """The target's own untracked .gitattributes (its overlay) is among the rules that
+    stay, while a tracked one the restore removes is not."""
+    repo.write("a.txt", "one\n")
+    repo.commit_all("a")
+    repo.write("sub/.gitattributes", "*.txt eol=crlf\n")  # untracked, in the overlay
+    repo.write("sub/b.txt", "bee\n")  # untracked too
+    repo.cp("save", "-m", "with an untracked rule")
+    repo.write(".gitattributes", "*.txt -text\n")
+    repo.git("add", ".gitattributes")
+    repo.write("sub/b.txt", "changed\n")
+    repo.cp("restore", "cp_001")
+    assert not (repo.path / ".gitattributes").exists()
+    assert (repo.path / "sub/b.txt").read_bytes() == b"bee\r\n"
 
 
 # --- names, modes, symlinks on the raw path --------------------------------------------
