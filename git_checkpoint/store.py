@@ -19,7 +19,7 @@ import yaml
 
 from . import quickstate, state
 from .config import Config
-from .errors import UsageError
+from .errors import Refused, UsageError
 from .gitio import Repo, nul_list
 from .manifest import build_manifest, parse_manifest, repo_slug
 from .snapshot import Snapshot, capture_workspace
@@ -506,6 +506,11 @@ def save_checkpoint(
     lock). `before_ref(commit, name)` runs once the commit exists, before its ref does.
     `existing`: the task's checkpoints, when the caller has just listed them.
     """
+    if not repo.sha1():
+        raise Refused(
+            "this repository names its objects with SHA-256 (extensions.objectFormat), "
+            "which git-checkpoint does not support yet: nothing saved"
+        )
     if snapshot is None:
         snapshot = capture_workspace(repo, config, keep=True)
     if existing is None:

@@ -209,6 +209,19 @@ def test_a_sha256_repository_saves_and_restores(tmp_path: Path) -> None:
     repo.git("fsck", "--strict", "--no-dangling")
 
 
+def test_a_sha256_repository_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Until it is supported: exit 3 and why, not git's complaint about a zero id."""
+    repo = sha256_repo(tmp_path)
+    repo.write("src/app.py", "print('one')\n")
+    repo.commit_all("init")
+    repo.write("src/app.py", "print('two')\n")
+    proc = repo.cp("save", "-m", "two", expect=3)
+    assert proc.stderr.count("\n") == 1 and "SHA-256" in proc.stderr
+    assert repo.cp_json("save", "-m", "two", "--json", expect=3)["exit_code"] == 3
+    assert repo.git("for-each-ref", "refs/checkpoints/") == ""
+    assert (repo.path / "src/app.py").read_text() == "print('two')\n"
+
+
 def test_a_shared_repository_gets_its_objects_from_git(repo: Repo) -> None:
     """core.sharedRepository: git writes the objects, with the group's permissions (a
     folder we made under umask 077 would shut the group out)."""
