@@ -175,12 +175,11 @@ def _if_risky(cwd: str, command: str) -> tuple[str, str] | None:
 
 def save(cwd: str, message: str, inside_git: bool = False) -> None:
     os.environ[GUARD] = "1"  # git children of this save must not fire our hooks again
+    from . import maintenance
     from .quicksave import auto_save
 
-    if inside_git:
-        from . import maintenance
-
-        maintenance.held_off = True
+    maintenance.held_off = inside_git  # git maintains once its own command is done
+    maintenance.in_background = True  # the agent's tool call never waits for it
 
     name = auto_save(cwd, message, lock_wait=LOCK_WAIT)
     if name is not None:

@@ -12,19 +12,33 @@ gc.auto / 256, or more packs than gc.autoPackLimit (git's own `need_to_gc`), rea
 two folders without starting a process. Then `git maintenance run --auto` decides with
 the user's whole configuration (maintenance.auto, gc.auto, a pre-auto-gc hook) and `gc
 --auto` detaches as git's does (gc.autoDetach).
+
+Where it runs: a command waits for it as git's commit does (the pre-auto-gc hook,
+pack-refs and reflog expire, then gc detaches); an agent hook starts it in a session of
+its own and returns (a tool call never waits for it); a save a git hook runs leaves it
+to git, and `run` asks once, after its loop (its saves and restores would leave each
+detached gc a zombie of the subreaper it is: procgroup.adopt_orphans).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .gitio import Repo
 
 _HEX = frozenset("0123456789abcdef")
-# Set by a save that a git hook runs: git is in the middle of its own command, with its
-# locks held, and runs auto maintenance itself once done (rebase and merge do).
+# Set by a save that a git hook runs (git is in the middle of its own command, with its
+# locks held, and runs auto maintenance itself once done: rebase and merge do), and by
+# `run` for its loop.
 held_off = False
+# Set by the agent hooks: maintenance starts in the background, never waited for.
+in_background = False
 GC_AUTO = 6700  # git's defaults
 GC_AUTO_PACK_LIMIT = 50
 
@@ -44,21 +58,28 @@ def due(objects: Path, config: Iterable[tuple[str, str]]) -> bool:
     return _loose(objects / "17") > (auto + 255) // 256
 
 
+def after(repo: Repo) -> None:
+    """Once a command's work is done: git's auto maintenance, if due (run_if_due)."""
+    run_if_due(repo.root, repo.common_dir / "objects", repo.config_pairs())
+
+
 def run_if_due(root: Path, objects: Path, config: Iterable[tuple[str, str]]) -> None:
     """`git maintenance run --auto` in `root` when `due`; its output and its failure are
-    git's business, never this command's (stdout may be a JSON answer)."""
+    git's business, never this command's (stdout may be a JSON answer), and so is a
+    Ctrl-C that lands while it runs: the command's work is done and stored."""
     if held_off or "GIT_OBJECT_DIRECTORY" in os.environ or not due(objects, config):
         return
     import subprocess  # (rarely reached: the hook path never pays for the import)
 
-    subprocess.run(
-        ["git", "maintenance", "run", "--auto", "--quiet"],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )  # close_fds: the detached gc never holds our lock's descriptor
+    argv = ["git", "maintenance", "run", "--auto", "--quiet"]
+    quiet = subprocess.DEVNULL  # close_fds: nothing of it holds our lock's descriptor
+    if in_background:
+        subprocess.Popen(
+            argv, cwd=root, stdin=quiet, stdout=quiet, stderr=quiet, start_new_session=True
+        )
+        return
+    with contextlib.suppress(KeyboardInterrupt):
+        subprocess.run(argv, cwd=root, stdin=quiet, stdout=quiet, stderr=quiet, check=False)
 
 
 # git_parse_signed: strtoimax(value, &end, 0), then an optional unit, nothing after.

@@ -50,7 +50,7 @@ def locked(repo: Repo, timeout: float) -> Iterator[None]:
             gitio.INHERITED_FDS.remove(fd)
     finally:
         os.close(fd)  # closing releases the flock (once no git child holds it either)
-    maintenance.run_if_due(repo.root, repo.common_dir / "objects", repo.config_pairs())
+    maintenance.after(repo)
 
 
 def lock_holder(repo: Repo) -> int | None:

@@ -210,3 +210,15 @@ def test_a_save_from_an_agent_hook_runs_it(repo: Repo) -> None:
     )
     assert proc.returncode == 0 and "checkpoint saved" in proc.stderr, proc.stderr
     assert asked(log) == ["asked:1"]
+
+
+def test_run_maintains_once_after_its_loop(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "verifiers:\n  - name: v\n    command: 'true'\n")
+    repo.git("add", "-A")
+    repo.git("-c", "maintenance.auto=false", "commit", "-q", "-m", "verifier")
+    with_packs(repo, 3)
+    repo.git("config", "gc.autoPackLimit", "2")
+    repo.git("config", "gc.autoDetach", "false")
+    log = gc_hook_log(repo)
+    repo.cp("run", "--", "sh", "-c", "echo attempt > attempt.txt")
+    assert asked(log) == ["asked:"]  # once, by the command, not by its hooks

@@ -105,12 +105,6 @@ def agent_hook(repo: Repo, timeout: float = 60) -> tuple[subprocess.CompletedPro
     return proc, time.monotonic() - started
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the agent hook waits for `git maintenance run --auto`, whose gc --auto runs a "
-    "pre-auto-gc hook (and pack-refs, reflog expire; all of gc under gc.autoDetach=false) "
-    "before it detaches: a slow or hung hook blocks the agent's tool call",
-)
 def test_an_agent_hook_never_waits_for_a_slow_pre_auto_gc_hook(repo: Repo) -> None:
     with_packs(repo, 3)
     repo.git("config", "gc.autoPackLimit", "2")
@@ -119,15 +113,13 @@ def test_an_agent_hook_never_waits_for_a_slow_pre_auto_gc_hook(repo: Repo) -> No
     proc, took = agent_hook(repo)
     assert proc.returncode == 0 and "checkpoint saved" in proc.stderr, proc.stderr
     assert proc.stdout == ""
-    assert log.exists()  # maintenance was asked for
     assert took < 8, f"the hook took {took:.1f} s"
+    deadline = time.monotonic() + 10
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.exists()  # maintenance was asked for, in the background
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Ctrl-C while git decides on maintenance (after the save is stored and the "
-    "lock released) makes the finished save answer {'error': 'interrupted'}",
-)
 def test_a_ctrl_c_during_maintenance_still_reports_the_save(repo: Repo) -> None:
     with_packs(repo, 3)
     repo.git("config", "gc.autoPackLimit", "2")
@@ -184,11 +176,6 @@ with open(sys.argv[1], "a") as log:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`git checkpoint run` is a child subreaper (procgroup.adopt_orphans): every gc "
-    "that detaches after its saves and restores becomes its child, and is never reaped",
-)
 def test_run_leaves_no_zombie_gc_behind(repo: Repo, tmp_path: Path) -> None:
     repo.git("config", "gc.auto", "256")  # more than 1 loose object in objects/17: due
     repo.write(

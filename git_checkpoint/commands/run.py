@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import maintenance
 from ..context import Context
 from ..loop import RunOutcome, run_loop
 
@@ -17,7 +18,14 @@ def run(
     log: Callable[[str], None],
     quiet_stdout: bool = False,
 ) -> RunOutcome:
-    """`quiet_stdout`: under --json the agent's output goes to stderr, as the log does."""
-    return run_loop(
-        ctx.repo, ctx.config, ctx.task(task), argv, attempts, log, agent_to_stderr=quiet_stdout
-    )
+    """`quiet_stdout`: under --json the agent's output goes to stderr, as the log does.
+    git's auto maintenance: once, after the loop (maintenance.py)."""
+    maintenance.held_off = True
+    try:
+        outcome = run_loop(
+            ctx.repo, ctx.config, ctx.task(task), argv, attempts, log, agent_to_stderr=quiet_stdout
+        )
+    finally:
+        maintenance.held_off = False
+    maintenance.after(ctx.repo)
+    return outcome
