@@ -63,6 +63,13 @@ def check_git(repo: Repo) -> Check:
     )
     if probe.returncode != 0:
         return Check("git", "fail", f"{shown}: rev-parse --path-format failed", "upgrade git")
+    if not repo.sha1():
+        return Check(
+            "git",
+            "fail",
+            f"{shown}; this repository names its objects with SHA-256, not supported yet",
+            "use git-checkpoint in a SHA-1 repository",
+        )
     return Check("git", "ok", f"{shown} (uses {GIT_FEATURES})")
 
 

@@ -220,6 +220,8 @@ def test_a_sha256_repository_is_refused_in_one_line(tmp_path: Path) -> None:
     assert repo.cp_json("save", "-m", "two", "--json", expect=3)["exit_code"] == 3
     assert repo.git("for-each-ref", "refs/checkpoints/") == ""
     assert (repo.path / "src/app.py").read_text() == "print('two')\n"
+    doctor = repo.cp("doctor", expect=None)
+    assert doctor.returncode != 0 and "SHA-256" in doctor.stdout + doctor.stderr
 
 
 def test_a_shared_repository_gets_its_objects_from_git(repo: Repo) -> None:
