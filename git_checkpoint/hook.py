@@ -87,7 +87,7 @@ def run(agent: str, event: str, rest: list[str]) -> None:
         return  # a save of ours is running git: never save from inside it
     due = git_plan(event, rest) if agent == "git" else agent_plan(agent, event, read_payload())
     if due is not None:
-        save(*due, inside_git=agent == "git")
+        save(*due)
 
 
 def read_payload() -> dict[str, Any]:
@@ -173,13 +173,12 @@ def _if_risky(cwd: str, command: str) -> tuple[str, str] | None:
     return cwd, f"before: {_clip(command)}"
 
 
-def save(cwd: str, message: str, inside_git: bool = False) -> None:
+def save(cwd: str, message: str) -> None:
     os.environ[GUARD] = "1"  # git children of this save must not fire our hooks again
     from . import maintenance
     from .quicksave import auto_save
 
-    maintenance.held_off = inside_git  # git maintains once its own command is done
-    maintenance.in_background = True  # the agent's tool call never waits for it
+    maintenance.held_off = True  # never here: it would hold the tool call (maintenance.py)
 
     name = auto_save(cwd, message, lock_wait=LOCK_WAIT)
     if name is not None:

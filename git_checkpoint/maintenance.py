@@ -14,10 +14,13 @@ the user's whole configuration (maintenance.auto, gc.auto, a pre-auto-gc hook) a
 --auto` detaches as git's does (gc.autoDetach).
 
 Where it runs: a command waits for it as git's commit does (the pre-auto-gc hook,
-pack-refs and reflog expire, then gc detaches); an agent hook starts it in a session of
-its own and returns (a tool call never waits for it); a save a git hook runs leaves it
-to git, and `run` asks once, after its loop (its saves and restores would leave each
-detached gc a zombie of the subreaper it is: procgroup.adopt_orphans).
+pack-refs and reflog expire, then gc detaches); `run` asks once, after its loop (its
+saves and restores would leave each detached gc a zombie of the subreaper it is:
+procgroup.adopt_orphans). A hook's save never asks: a git hook runs inside git's own
+command, which holds its locks and maintains once done; an agent's tool call must not
+wait for git's part, and in the background that part's ref locks (pack-refs, reflog
+expire) met the agent's next `git commit` (helper-28: 2 of 1,244 failed). The next
+command of ours, or git's own commit, asks instead.
 """
 
 from __future__ import annotations
@@ -33,12 +36,8 @@ if TYPE_CHECKING:
     from .gitio import Repo
 
 _HEX = frozenset("0123456789abcdef")
-# Set by a save that a git hook runs (git is in the middle of its own command, with its
-# locks held, and runs auto maintenance itself once done: rebase and merge do), and by
-# `run` for its loop.
+# Set by the hooks' saves and by `run` for its loop (see above).
 held_off = False
-# Set by the agent hooks: maintenance starts in the background, never waited for.
-in_background = False
 GC_AUTO = 6700  # git's defaults
 GC_AUTO_PACK_LIMIT = 50
 
@@ -73,11 +72,6 @@ def run_if_due(root: Path, objects: Path, config: Iterable[tuple[str, str]]) -> 
 
     argv = ["git", "maintenance", "run", "--auto", "--quiet"]
     quiet = subprocess.DEVNULL  # close_fds: nothing of it holds our lock's descriptor
-    if in_background:
-        subprocess.Popen(
-            argv, cwd=root, stdin=quiet, stdout=quiet, stderr=quiet, start_new_session=True
-        )
-        return
     with contextlib.suppress(KeyboardInterrupt):
         subprocess.run(argv, cwd=root, stdin=quiet, stdout=quiet, stderr=quiet, check=False)
 

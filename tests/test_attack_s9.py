@@ -458,13 +458,6 @@ def _settle(repo: Repo) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the agent hook runs all of `git maintenance run --auto` in the background, "
-    "pack-refs and reflog expire too, which git's gc --auto runs before it detaches: "
-    "they hold ref locks while the agent's very next git command (the one the hook "
-    "fired for) updates HEAD: `cannot lock ref 'HEAD'`",
-)
 def test_the_agents_next_git_command_does_not_meet_maintenances_ref_locks(repo: Repo) -> None:
     repo.git("config", "gc.auto", "256")
     repo.git("config", "gc.pruneExpire", "now")

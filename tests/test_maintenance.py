@@ -187,7 +187,8 @@ def test_a_save_from_a_git_hook_leaves_maintenance_to_git(repo: Repo) -> None:
     assert "asked:1" not in asked(log)
 
 
-def test_a_save_from_an_agent_hook_runs_it(repo: Repo) -> None:
+def test_a_save_from_an_agent_hook_leaves_it_to_the_next_command(repo: Repo) -> None:
+    """The tool call never waits for git's part, nor meets its ref locks after."""
     with_packs(repo, 3)
     repo.git("config", "gc.autoPackLimit", "2")
     log = gc_hook_log(repo)
@@ -209,7 +210,10 @@ def test_a_save_from_an_agent_hook_runs_it(repo: Repo) -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and "checkpoint saved" in proc.stderr, proc.stderr
-    assert asked(log) == ["asked:1"]
+    assert asked(log) == []
+    repo.write("app.py", "edited again\n")
+    repo.cp("save", "-m", "the next command")
+    assert asked(log) == ["asked:"]
 
 
 def test_run_maintains_once_after_its_loop(repo: Repo) -> None:

@@ -114,10 +114,7 @@ def test_an_agent_hook_never_waits_for_a_slow_pre_auto_gc_hook(repo: Repo) -> No
     assert proc.returncode == 0 and "checkpoint saved" in proc.stderr, proc.stderr
     assert proc.stdout == ""
     assert took < 8, f"the hook took {took:.1f} s"
-    deadline = time.monotonic() + 10
-    while not log.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert log.exists()  # maintenance was asked for, in the background
+    assert not log.exists()  # the next command of ours, or git's own commit, asks
 
 
 def test_a_ctrl_c_during_maintenance_still_reports_the_save(repo: Repo) -> None:
