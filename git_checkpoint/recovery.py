@@ -34,14 +34,18 @@ from .journal import (
 from .materialize import (
     Outcome,
     Stage,
+    changed_since,
     is_attributes,
     move_into_place,
     remove_files,
+    restage,
     staged,
+    stat_keys,
+    under_rules,
     unstored,
     update_index,
 )
-from .restore import Plan, TreeView, check_path, leftovers, plan_restore, through_folders
+from .restore import Plan, TreeView, leftovers, plan_restore, through_folders
 from .restore_report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
 from .snapshot import (
     Snapshot,
@@ -162,11 +166,8 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
     disk stops the restore here, before anything else is written.
     """
     staging = True
-    removes_rules = any(is_attributes(p) for p in plan.removes)
     try:
-        with staged(
-            repo, plan.writes, _attributes(repo, target) if removes_rules else None
-        ) as stage:
+        with staged(repo, plan.writes) as stage:
             staging = False
             yield stage
     except GitFailed as exc:
@@ -184,25 +185,6 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
         raise Refused(
             f"restore of {target.name} stopped before changing anything: {exc.strerror}"
         ) from None
-
-
-def _attributes(repo: Repo, target: Checkpoint) -> dict[str, str]:
-    """Every regular `.gitattributes` of the target's managed set: path -> blob id."""
-    out = {}
-    trees = [target.worktree_tree] + (
-        [f"{target.overlay_commit}^{{tree}}"] if target.overlay_commit else []
-    )
-    for tree in trees:
-        listing = repo.git("ls-tree", "-r", "-z", "--full-tree", tree).decode(
-            "utf-8", "surrogateescape"
-        )
-        for item in filter(None, listing.split("\0")):
-            meta, path = item.split("\t", 1)
-            mode, _, oid = meta.split(" ")
-            if is_attributes(path) and mode in ("100644", "100755"):
-                check_path(path)
-                out[path] = oid
-    return out
 
 
 def _begin(
@@ -358,9 +340,25 @@ def _carry_out(
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
         if residue:
             journal = _keep_in_safety(repo, journal, residue, now)
+        # The .gitattributes next, then what they convert, staged again under them. What
+        # is below them is checked against the safety checkpoint before they change (git
+        # hashes it under the rules on disk), then by its stat data right before it goes.
+        attributes = [p for p in touched if is_attributes(p) and p not in rules]
+        checked: set[str] = set()
+        if attributes:
+            below = [p for p in touched if p not in rules and under_rules(p, attributes)]
+            outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
+            seen = stat_keys(repo.root, below)
+            remove_files(repo, [p for p in removes if p in attributes], outcome)
+            move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
+            restage(repo, stage, plan.writes, attributes)
+            outcome.left.update(changed_since(repo.root, seen))
+            removes = [p for p in removes if p not in attributes]
+            rules = [*rules, *attributes]
+            checked = set(below)
         # Checked right before the work tree changes: no git call runs in between.
         rest = [p for p in touched if p not in rules]
-        outcome.left.update(unstored(repo, now, rest, plan))
+        outcome.left.update(unstored(repo, now, [p for p in rest if p not in checked], plan))
         remove_files(repo, removes, outcome)
         move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
         outcome.removed_residue = remove_files(repo, residue, outcome)

@@ -535,3 +535,31 @@ def _head_rows(repo: Repo) -> list[tuple[str, str, str]]:
 
 def _key(row: tuple[str, str, str]) -> str:
     return row[1] + ("/" if row[0].startswith("40") else "")
+
+
+def test_an_edit_while_files_are_staged_again_is_left_alone(repo: Repo) -> None:
+    """Files below a .gitattributes the restore changes are checked before the rules
+    change, then staged again under the new rules; one edited meanwhile (here by the
+    smudge filter's second run) is left as it is, not overwritten."""
+    script = repo.path.parent / "smudge.sh"
+    count = repo.path.parent / "count"
+    script.write_text(
+        f"n=$(cat '{count}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '{count}'\n"
+        '[ "$n" -ge 2 ] && echo concurrent >> sub/b.txt\ncat\n'
+    )
+    repo.git("config", "filter.x.smudge", f"sh '{script}'")
+    repo.git("config", "filter.x.clean", "cat")
+    repo.write(".gitattributes", "a.txt filter=x\n")
+    repo.write("sub/a.txt", "one\n")
+    repo.write("sub/b.txt", "bee\n")
+    repo.commit_all("rules")
+    repo.cp("save", "-m", "target")
+    repo.write("sub/.gitattributes", "*.txt -text\n")
+    repo.write("sub/a.txt", "two\n")
+    repo.write("sub/b.txt", "attempt\n")
+    repo.git("add", "-A")
+    count.unlink(missing_ok=True)
+    proc = repo.cp("restore", "cp_001", expect=3)
+    assert "sub/b.txt (changed during the restore)" in proc.stderr
+    assert (repo.path / "sub/b.txt").read_text() == "attempt\nconcurrent\n"
+    assert int(count.read_text()) >= 2  # staged again, after the rules changed
