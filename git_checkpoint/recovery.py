@@ -347,8 +347,8 @@ def _carry_out(
         checked: set[str] = set()
         if attributes:
             below = [p for p in touched if p not in rules and under_rules(p, attributes)]
+            seen = stat_keys(repo.root, below)  # first: an edit after it is seen
             outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
-            seen = stat_keys(repo.root, below)
             remove_files(repo, [p for p in removes if p in attributes], outcome)
             move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
             restage(repo, stage, plan.writes, attributes)
