@@ -78,10 +78,13 @@ Stage = dict[str, str | bytes]
 
 
 @contextlib.contextmanager
-def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Stage]:
+def staged(repo: Repo, writes: Iterable[Write], rules: Iterable[str] = ()) -> Iterator[Stage]:
     """The files of `writes`, with git's smudge filters applied: raw blobs in memory
     (up to MEMORY_MAX), the rest each in one flat file of a staging folder that stays
-    between restores (path -> staged file, or bytes).
+    between restores (path -> staged file, or bytes). Those below a `.gitattributes`
+    the restore changes or removes (`rules`) are read raw, only to know their blobs are
+    there: restage converts them once, under the rules that stay (git never runs a
+    filter of a rule it removes).
 
     Flat and lasting on purpose: a new folder lands in a fresh part of the file system,
     where each new file costs a fresh inode (0.6 ms here, against 0.03 ms in a folder
@@ -99,7 +102,11 @@ def staged(repo: Repo, writes: Iterable[Write]) -> Iterator[Stage]:
         files = [w for w in writes if w.mode != SYMLINK]
         at = {write.path: os.fspath(stage / str(n)) for n, write in enumerate(writes)}
         out.update(at)
-        _stage_files(repo, files, out)
+        rules = list(rules)
+        later = [w for w in files if under_rules(w.path, rules)]
+        _stage_files(repo, [w for w in files if not under_rules(w.path, rules)], out)
+        if later:
+            _stream_raw(repo, later, out)
         _spill_unless_room(repo.root, files, out, at)
         links = [w for w in writes if w.mode == SYMLINK]
         as_files = bool(links) and not _symlinks_on(repo)

@@ -167,7 +167,8 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
     """
     staging = True
     try:
-        with staged(repo, plan.writes) as stage:
+        rules = [p for p in (*plan.removes, *(w.path for w in plan.writes)) if is_attributes(p)]
+        with staged(repo, plan.writes, rules) as stage:
             staging = False
             yield stage
     except GitFailed as exc:
@@ -185,6 +186,10 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
         raise Refused(
             f"restore of {target.name} stopped before changing anything: {exc.strerror}"
         ) from None
+
+
+def _inside(paths: list[str]) -> tuple[str, ...]:
+    return tuple(f"{p}/" for p in paths)
 
 
 def _begin(
@@ -349,11 +354,24 @@ def _carry_out(
             below = [p for p in touched if p not in rules and under_rules(p, attributes)]
             seen = stat_keys(repo.root, below)  # first: an edit after it is seen
             outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
-            remove_files(repo, [p for p in removes if p in attributes], outcome)
+            # (with what a folder named .gitattributes holds: a rule file replaces it)
+            gone = [p for p in removes if p in attributes or p.startswith(_inside(attributes))]
+            remove_files(repo, gone, outcome)
             move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
-            restage(repo, stage, plan.writes, attributes)
-            outcome.left.update(changed_since(repo.root, seen))
-            removes = [p for p in removes if p not in attributes]
+            # Below a rule file left as it is (changed meanwhile), nothing is written.
+            kept = [p for p in attributes if p in outcome.left]
+            outcome.left.update(
+                {
+                    p: "a .gitattributes above it changed during the restore"
+                    for p in below
+                    if under_rules(p, kept)
+                }
+            )
+            restage(repo, stage, [w for w in plan.writes if w.path not in outcome.left], attributes)
+            outcome.left.update(
+                changed_since(repo.root, {p: k for p, k in seen.items() if p not in gone})
+            )
+            removes = [p for p in removes if p not in gone]
             rules = [*rules, *attributes]
             checked = set(below)
         # Checked right before the work tree changes: no git call runs in between.
