@@ -435,8 +435,16 @@ def _failed(
     what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
     code = exc.exit_code if isinstance(exc, CheckpointError) else 4
+    back, back_name = journal.safety, journal.safety_name
+    if journal.continued_from:  # a --continue goes back to what it found, and its
+        back, back_name = journal.continued_from[-1], journal.continued_names[-1]
+        pending = replace(  # interrupted restore stays there to undo or continue
+            journal,
+            continued_from=journal.continued_from[:-1],
+            continued_names=journal.continued_names[:-1],
+        )
     try:
-        safety = _recorded(repo, journal.safety, journal.safety_name, journal.task)
+        safety = _recorded(repo, back, back_name, journal.task)
         restore_to(
             repo,
             config,
@@ -451,7 +459,7 @@ def _failed(
     except (OSError, CheckpointError) as again:
         error = Refused(
             f"restore of {journal.target_name} failed: {what}{where}; going back to "
-            f"{journal.safety_name} failed too ({again}); once the cause is fixed, "
+            f"{back_name} failed too ({again}); once the cause is fixed, "
             "`git checkpoint restore --continue` finishes going back"
         )
     else:
@@ -463,7 +471,7 @@ def _failed(
         )
         error = Refused(
             f"restore of {journal.target_name} failed: {what}{where}; the workspace was put "
-            f"back as it was (safety checkpoint {journal.safety_name}){still}"
+            f"back as it was (safety checkpoint {back_name}){still}"
         )
     error.exit_code = code if code in (3, 4) else 4
     return error

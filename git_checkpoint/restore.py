@@ -493,10 +493,13 @@ def raw_match(odb: Objects, full: Path, mode: int, entry: Entry) -> bool | None:
     """
     if stat.S_ISLNK(mode):
         return entry[0] == SYMLINK and odb[entry[1]].read_raw() == os.fsencode(os.readlink(full))
-    if not stat.S_ISREG(mode) or entry[0] == SYMLINK:
+    if not stat.S_ISREG(mode):
         return False
     with open(full, "rb") as fh:
-        return True if blob_id(fh.read()) == entry[1] else None
+        same = blob_id(fh.read()) == entry[1]
+    if entry[0] == SYMLINK:  # core.symlinks=false: git writes a link as a file of its text
+        return same
+    return True if same else None
 
 
 def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:

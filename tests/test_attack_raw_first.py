@@ -7,11 +7,12 @@ anything changes; a smudge filter that fails (now after the rules changed) leave
 workspace as it was, with `undo` and `restore --continue` behaving; large files (spilled
 to staged files, not memory), executables and symlinks (core.symlinks either way) below
 a changed rule get git's bytes. The oracle is `git read-tree -u --reset <tree>` in a copy
-of the repository taken just before the restore. `xfail(strict=True)` tests are findings:
-a --continue whose filter fails below the rule it writes goes back past the state it ran
-on (reached through f9210b5; the rollback itself is older); and two older ones found on
-the way, a link checked out as a file (core.symlinks=false) that is never replaced or
-removed, and a rule file converted by its own new rule written under the old one.
+of the repository taken just before the restore. Findings, strict xfails until fixed: a
+--continue whose filter failed went back past the state it ran on (recovery._failed now
+goes back to the --continue's own safety checkpoint and leaves the interrupted restore);
+a link checked out as a file (core.symlinks=false) was never replaced or removed
+(restore.raw_match). Still a strict xfail: a rule file converted by its own new rule is
+written under the old one.
 """
 
 from __future__ import annotations
@@ -223,18 +224,6 @@ def _run(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
-CONTINUE_GOES_TOO_FAR = (
-    "a --continue whose smudge filter fails below the rule file it writes (since f9210b5"
-    " after the rules changed, no longer while staging) goes back to the safety checkpoint"
-    " of before the whole restore (_failed rolls back to journal.safety), not to the state"
-    " the --continue ran on: the rule file edited during the restore, which the first run"
-    " left and said --continue keeps, is gone from disk; the error says 'the workspace was"
-    " put back as it was (safety checkpoint main/cp_002)' and never names cp_003, which"
-    " holds the edit; the journal is gone (--continue: exit 2, undo: nothing to undo)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=CONTINUE_GOES_TOO_FAR)
 def test_a_failing_smudge_during_continue_puts_back_what_it_found(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -321,7 +310,7 @@ def test_symlinks_and_executables_below_a_changed_rule_give_gits_bytes(
     repo: Repo, tmp_path: Path, symlinks: bool
 ) -> None:
     """A rule for every name but the rule file's own; the links are added or removed by
-    the restore (a changed link under core.symlinks=false: see the xfail below)."""
+    the restore."""
     rule = "*.txt text eol=crlf\n*.sh text eol=crlf\nlink* text eol=crlf\n"
     repo.write("sub/.gitattributes", rule)
     repo.write("sub/t.txt", "t\nline\n")
@@ -353,20 +342,10 @@ def test_symlinks_and_executables_below_a_changed_rule_give_gits_bytes(
     ]  # fmt: skip
     _same_as(repo, wanted, paths)
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
-    if symlinks:  # (core.symlinks=false: undo removes a link file: see the xfail below)
-        repo.cp("undo")
-        assert state(repo) == before
+    repo.cp("undo")
+    assert state(repo) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core.symlinks=false: a link checked out as a file whose target the attempt"
-    " changed is never replaced: materialize.unstored asks restore.raw_match, which says"
-    " False for a regular file whose stored entry is a symlink (120000), so it is 'changed"
-    " during the restore' on every run: a restore that changes such a link, or an undo"
-    " that removes one a restore brought back, exits 3 and --continue leaves it again, for"
-    " good (not from f9210b5: no rule file needed)",
-)
 @pytest.mark.parametrize("how", ["changed", "undo"])
 def test_a_link_file_under_core_symlinks_false_is_replaced(
     repo: Repo, tmp_path: Path, how: str
