@@ -92,6 +92,16 @@ def run_git(
     return proc
 
 
+def run_git_quietly(argv: list[str], cwd: str | Path) -> None:
+    """Run `git argv…` for its effect alone (git's auto maintenance): no pipes, so that
+    nothing a child leaves running (a detached gc, what a hook starts) is waited for; no
+    descriptor of ours (the lock's); its output and its failure are git's business."""
+    quiet = subprocess.DEVNULL
+    subprocess.run(
+        ["git", *argv], cwd=cwd, stdin=quiet, stdout=quiet, stderr=quiet, env=child_env()
+    )
+
+
 def pass_ctrl_c_on(child: subprocess.Popen[Any], grace: float) -> None:
     """After a Ctrl-C: pass it on to `child`, as a terminal's Ctrl-C would (git removes
     its lock files and stops), and wait for the child itself, not for the end of its

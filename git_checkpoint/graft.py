@@ -54,7 +54,7 @@ def graft(repo: Repo, index_tree: str, changes: Mapping[str, str]) -> str | None
     modules = [p for p, m in changes.items() if m == GITLINK]
     # A deleted `.gitattributes` leaves the index in its turn, as under `add -u`: the
     # files sorting before it still see its rules (git reads them from the index).
-    gone_rules = [p for p, m in changes.items() if m == DELETED and _is_rules(p)]
+    gone_rules = [p for p, m in changes.items() if m == DELETED and is_attributes(p)]
     try:
         trees = _read_trees(repo, index_tree, folders)
         for path in modules:  # a repository where a file was: add -u makes it a gitlink,
@@ -153,7 +153,7 @@ def _name(path: str) -> bytes:
     return path.rpartition("/")[2].encode("utf-8", "surrogateescape")
 
 
-def _is_rules(path: str) -> bool:
+def is_attributes(path: str) -> bool:
     return path.rpartition("/")[2] == ".gitattributes"
 
 

@@ -7,7 +7,7 @@ never does leaves them to pile up until the user commits (600,000 loose objects 
 packs in the benchmark's repository after a few hundred restores, and every object
 lookup slower for it).
 
-`run_if_due` asks git only when git would act: the loose objects in `objects/17` past
+`after` asks git only when git would act: the loose objects in `objects/17` past
 gc.auto / 256, or more packs than gc.autoPackLimit (git's own `need_to_gc`), read from
 two folders without starting a process. Then `git maintenance run --auto` decides with
 the user's whole configuration (maintenance.auto, gc.auto, a pre-auto-gc hook) and `gc
@@ -30,10 +30,8 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .gitio import Repo
+from .gitio import Repo, run_git_quietly
 
 _HEX = frozenset("0123456789abcdef")
 # Set by the hooks' saves and by `run` for its loop (see above).
@@ -58,22 +56,13 @@ def due(objects: Path, config: Iterable[tuple[str, str]]) -> bool:
 
 
 def after(repo: Repo) -> None:
-    """Once a command's work is done: git's auto maintenance, if due (run_if_due)."""
-    run_if_due(repo.root, repo.common_dir / "objects", repo.config_pairs())
-
-
-def run_if_due(root: Path, objects: Path, config: Iterable[tuple[str, str]]) -> None:
-    """`git maintenance run --auto` in `root` when `due`; its output and its failure are
-    git's business, never this command's (stdout may be a JSON answer), and so is a
-    Ctrl-C that lands while it runs: the command's work is done and stored."""
-    if held_off or "GIT_OBJECT_DIRECTORY" in os.environ or not due(objects, config):
+    """Once a command's work is done: `git maintenance run --auto` when `due`. A Ctrl-C
+    that lands while it runs stops only it: the command's work is done and stored."""
+    objects = repo.common_dir / "objects"
+    if held_off or "GIT_OBJECT_DIRECTORY" in os.environ or not due(objects, repo.config_pairs()):
         return
-    import subprocess  # (rarely reached: the hook path never pays for the import)
-
-    argv = ["git", "maintenance", "run", "--auto", "--quiet"]
-    quiet = subprocess.DEVNULL  # close_fds: nothing of it holds our lock's descriptor
     with contextlib.suppress(KeyboardInterrupt):
-        subprocess.run(argv, cwd=root, stdin=quiet, stdout=quiet, stderr=quiet, check=False)
+        run_git_quietly(["maintenance", "run", "--auto", "--quiet"], repo.root)
 
 
 # git_parse_signed: strtoimax(value, &end, 0), then an optional unit, nothing after.

@@ -28,10 +28,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import indexfile
+from . import indexfile, quickstate
 from .errors import GitFailed, Refused
 from .gitfast import empty_folder
 from .gitio import ZERO_OID, Repo, concurrently, nul_list
+from .graft import is_attributes
 from .objects import Blob, stream_blobs
 from .restore import (
     SYMLINK,
@@ -500,10 +501,6 @@ def _placeholders(root: str, paths: Iterable[str]) -> Iterator[set[str]]:
                 os.rmdir(folder)
 
 
-def is_attributes(path: str) -> bool:
-    return path.rpartition("/")[2] == ".gitattributes"
-
-
 def under_rules(path: str, rules: Iterable[str]) -> bool:
     """Whether the `.gitattributes` files `rules` can convert `path` (one of them none)."""
     if is_attributes(path):
@@ -511,19 +508,15 @@ def under_rules(path: str, rules: Iterable[str]) -> bool:
     return any(not f or path.startswith(f"{f}/") for f in (r.rpartition("/")[0] for r in rules))
 
 
-def stat_keys(root: Path, paths: Iterable[str]) -> dict[str, tuple[int, ...] | None]:
-    """What says a file was not touched since (changed_since): inode, size, times."""
-    out: dict[str, tuple[int, ...] | None] = {}
-    for path in paths:
-        st = _lstat(root / path)
-        out[path] = None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return out
-
-
-def changed_since(root: Path, seen: Mapping[str, tuple[int, ...] | None]) -> dict[str, str]:
-    """The paths of `seen` (stat_keys) changed since, to be left as they are."""
-    now = stat_keys(root, seen)
+def changed_since(root: Path, seen: dict[str, list[int] | None]) -> dict[str, str]:
+    """The paths of `seen` (quickstate.overlay_stats) changed since, to leave as they are."""
+    now = quickstate.overlay_stats(root, seen)
     return {p: "changed during the restore" for p, key in seen.items() if now[p] != key}
+
+
+def attributes_touched(plan: Plan) -> list[str]:
+    """The `.gitattributes` files the plan writes or removes."""
+    return [p for p in (*(w.path for w in plan.writes), *plan.removes) if is_attributes(p)]
 
 
 def restage(repo: Repo, stage: Stage, writes: Iterable[Write], rules: Iterable[str]) -> None:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from . import indexfile
+from . import indexfile, quickstate
 from .config import CONFIG_NAME, Config, load_config
 from .display import quote_path
 from .errors import CheckpointError, GitFailed, Refused, UsageError
@@ -34,13 +34,12 @@ from .journal import (
 from .materialize import (
     Outcome,
     Stage,
+    attributes_touched,
     changed_since,
-    is_attributes,
     move_into_place,
     remove_files,
     restage,
     staged,
-    stat_keys,
     under_rules,
     unstored,
     update_index,
@@ -167,8 +166,7 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
     """
     staging = True
     try:
-        rules = [p for p in (*plan.removes, *(w.path for w in plan.writes)) if is_attributes(p)]
-        with staged(repo, plan.writes, rules) as stage:
+        with staged(repo, plan.writes, attributes_touched(plan)) as stage:
             staging = False
             yield stage
     except GitFailed as exc:
@@ -186,10 +184,6 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
         raise Refused(
             f"restore of {target.name} stopped before changing anything: {exc.strerror}"
         ) from None
-
-
-def _inside(paths: list[str]) -> tuple[str, ...]:
-    return tuple(f"{p}/" for p in paths)
 
 
 def _begin(
@@ -345,32 +339,11 @@ def _carry_out(
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
         if residue:
             journal = _keep_in_safety(repo, journal, residue, now)
-        # The .gitattributes next, then what they convert, staged again under them. What
-        # is below them is checked against the safety checkpoint before they change (git
-        # hashes it under the rules on disk), then by its stat data right before it goes.
-        attributes = [p for p in touched if is_attributes(p) and p not in rules]
+        attributes = attributes_touched(plan)
         checked: set[str] = set()
         if attributes:
-            below = [p for p in touched if p not in rules and under_rules(p, attributes)]
-            seen = stat_keys(repo.root, below)  # first: an edit after it is seen
-            outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
-            # (with what a folder named .gitattributes holds: a rule file replaces it)
-            gone = [p for p in removes if p in attributes or p.startswith(_inside(attributes))]
-            remove_files(repo, gone, outcome)
-            move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
-            # Below a rule file left as it is (changed meanwhile), nothing is written.
-            kept = [p for p in attributes if p in outcome.left]
-            outcome.left.update(
-                {
-                    p: "a .gitattributes above it changed during the restore"
-                    for p in below
-                    if under_rules(p, kept)
-                }
-            )
-            restage(repo, stage, [w for w in plan.writes if w.path not in outcome.left], attributes)
-            outcome.left.update(
-                changed_since(repo.root, {p: k for p, k in seen.items() if p not in gone})
-            )
+            still = [p for p in touched if p not in rules]
+            gone, below = _attributes_first(repo, plan, stage, now, outcome, still, removes)
             removes = [p for p in removes if p not in gone]
             rules = [*rules, *attributes]
             checked = set(below)
@@ -414,6 +387,39 @@ def _carry_out(
     else:
         clear_journal(repo)
     return outcome
+
+
+def _attributes_first(
+    repo: Repo,
+    plan: Plan,
+    stage: Stage,
+    now: TreeView,
+    outcome: Outcome,
+    touched: list[str],
+    removes: list[str],
+) -> tuple[list[str], list[str]]:
+    """The `.gitattributes` files the plan writes or removes go first, and what they
+    convert is staged again under them (restage), as git's checkout removes before it
+    writes. What is below them is checked against the safety checkpoint before they
+    change (git hashes it under the rules on disk), then by its stat data right before
+    it goes. `touched` and `removes`: what is still to change. Returns the paths removed
+    here and the paths checked here."""
+    attributes = attributes_touched(plan)
+    below = [p for p in touched if under_rules(p, attributes)]
+    seen = quickstate.overlay_stats(repo.root, below)  # first: an edit after it is seen
+    outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
+    # (with what a folder named .gitattributes holds: a rule file replaces it)
+    inside = tuple(f"{p}/" for p in attributes)
+    gone = [p for p in removes if p in attributes or p.startswith(inside)]
+    remove_files(repo, gone, outcome)
+    move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
+    # Below a rule file left as it is (changed meanwhile), nothing is written.
+    kept = [p for p in attributes if p in outcome.left]
+    why = "a .gitattributes above it changed during the restore"
+    outcome.left.update({p: why for p in below if under_rules(p, kept)})
+    restage(repo, stage, [w for w in plan.writes if w.path not in outcome.left], attributes)
+    outcome.left.update(changed_since(repo.root, {p: seen[p] for p in below if p not in gone}))
+    return gone, below
 
 
 def _continued(journal: Journal, commit: str, name: str) -> Journal:
