@@ -18,43 +18,17 @@ written under the old one.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from .conftest import Repo
-from .helpers import blob, fingerprint, forge_checkpoint, state
+from .helpers import blob, forge_checkpoint, state
+from .restore_oracle import as_git_writes, cp_tree, edit_at, read_tree_oracle, run_cp, same_as
 
 MISSING = "1234567890123456789012345678901234567890"
-REAL_GIT = os.path.realpath(shutil.which("git") or "/usr/bin/git")
 BIG = 3 << 20  # over MEMORY_BLOB_MAX (1 MiB): _stream_raw spills it to a staged file
-
-
-def _read_tree_oracle(repo: Repo, tree: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """What git writes when it moves the repository as it stands to `tree`."""
-    shutil.copytree(repo.path, where, symlinks=True)
-    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=where, check=False)
-    subprocess.run(["git", "read-tree", "-u", "--reset", tree], cwd=where, check=True)
-    return fingerprint(where)
-
-
-def _same_as(repo: Repo, wanted: dict[str, tuple[str, bytes, bool]], paths: list[str]) -> None:
-    got = fingerprint(repo.path)
-    assert {p: got.get(p) for p in paths} == {p: wanted.get(p) for p in paths}
-
-
-def _cp_tree(repo: Repo, name: str) -> str:
-    return repo.git("rev-parse", f"refs/checkpoints/main/{name}^{{tree}}").strip()
-
-
-def _as_git_writes(repo: Repo) -> None:
-    """Tracked files rewritten as git checks them out (undo brings back only such bytes)."""
-    for path in repo.git("ls-files", "-z").split("\0"):
-        if path and not path.endswith(".gitattributes"):
-            (repo.path / path).unlink()
-    repo.git("checkout", "--", ".")
 
 
 def _one_line(proc: subprocess.CompletedProcess[str], codes: tuple[int, ...]) -> None:
@@ -152,7 +126,7 @@ def _filter_attempt(repo: Repo) -> None:
     repo.write("top.txt", "top changed\n")
     repo.write("sub/new.txt", "added below\n")
     repo.git("add", "-A")
-    _as_git_writes(repo)
+    as_git_writes(repo)
 
 
 def test_a_failing_smudge_below_a_changed_rule_puts_everything_back(
@@ -170,14 +144,14 @@ def test_a_failing_smudge_below_a_changed_rule_puts_everything_back(
     assert cont.returncode == 2, cont.stderr  # the failed restore went back by itself
     assert state(repo) == before
     fail.unlink()
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     assert wanted["sub/a.txt"][1] == b"ONE\n"
     repo.cp("restore", "cp_001")
     paths = [
         "sub/.gitattributes", "sub/a.txt", "sub/big.txt", "sub/run.sh", "sub/new.txt",
         "other/.gitattributes", "other/o.txt", "top.txt",
     ]  # fmt: skip
-    _same_as(repo, wanted, paths)
+    same_as(repo, wanted, paths)
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
     repo.cp("undo")
     assert state(repo) == before
@@ -192,36 +166,12 @@ def test_a_failing_optional_smudge_below_a_changed_rule_gives_gits_bytes(
     _filter_attempt(repo)
     before = state(repo)
     fail.touch()
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     assert wanted["sub/a.txt"][1] == b"one\n"
     repo.cp("restore", "cp_001")
-    _same_as(repo, wanted, ["sub/.gitattributes", "sub/a.txt", "sub/big.txt", "sub/run.sh"])
+    same_as(repo, wanted, ["sub/.gitattributes", "sub/a.txt", "sub/big.txt", "sub/run.sh"])
     repo.cp("undo")
     assert state(repo) == before
-
-
-def _edit_at(tmp_path: Path, match: str, script: str) -> dict[str, str]:
-    """A `git` first on PATH that runs `script` once, right before the first call whose
-    arguments contain `match`: an edit made during the restore."""
-    folder = tmp_path / "edit_git"
-    folder.mkdir(exist_ok=True)
-    marker = tmp_path / "edited"
-    (folder / "git").write_text(
-        "#!/bin/sh\n"
-        f'case "$*" in *{match}*) if [ ! -e "{marker}" ]; then\n'
-        f'  : > "{marker}"; {script}\nfi;; esac\n'
-        f'exec "{REAL_GIT}" "$@"\n'
-    )
-    (folder / "git").chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
-
-
-def _run(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [shutil.which("git-checkpoint") or "git-checkpoint", *args],
-        cwd=repo.path, env={**os.environ, **env}, capture_output=True, text=True,
-        stdin=subprocess.DEVNULL, check=False, timeout=120,
-    )  # fmt: skip
 
 
 def test_a_failing_smudge_during_continue_puts_back_what_it_found(
@@ -235,8 +185,8 @@ def test_a_failing_smudge_during_continue_puts_back_what_it_found(
     _filter_attempt(repo)
     repo.write("sub/.gitattributes", "*.md text\n")  # changed, not removed: edited below
     repo.git("add", "-A")
-    env = _edit_at(tmp_path, "update-ref", "echo '*.md -text' > sub/.gitattributes")
-    first = _run(repo, env, "restore", "cp_001")
+    env = edit_at(tmp_path, "update-ref", "echo '*.md -text' > sub/.gitattributes")
+    first = run_cp(repo, env, "restore", "cp_001")
     assert first.returncode == 3, first.stderr
     assert "sub/.gitattributes (changed during the restore)" in first.stderr
     interrupted = state(repo)
@@ -246,9 +196,9 @@ def test_a_failing_smudge_during_continue_puts_back_what_it_found(
     assert (repo.path / "sub/.gitattributes").read_text() == "*.md -text\n", cont.stderr
     assert state(repo) == interrupted, cont.stderr
     fail.unlink()
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     repo.cp("restore", "--continue")
-    _same_as(repo, wanted, ["sub/.gitattributes", "sub/a.txt", "sub/big.txt", "sub/run.sh"])
+    same_as(repo, wanted, ["sub/.gitattributes", "sub/a.txt", "sub/big.txt", "sub/run.sh"])
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
 
 
@@ -289,16 +239,16 @@ def test_large_files_below_a_changed_rule_give_gits_bytes(
     repo.write("sub/bin.dat", b"\0" * BIG)
     repo.write("sub/new_big.txt", _big_text("new"))  # removed by the restore
     repo.git("add", "-A")
-    _as_git_writes(repo)
+    as_git_writes(repo)
     before = state(repo)
-    tree = _cp_tree(repo, "cp_001")
-    wanted = _read_tree_oracle(repo, tree, tmp_path / "oracle")
+    tree = cp_tree(repo, "cp_001")
+    wanted = read_tree_oracle(repo, tree, tmp_path / "oracle")
     repo.cp("restore", "cp_001")
     paths = [
         "sub/.gitattributes", "sub/big.txt", "sub/big.sh", "sub/deep/big2.txt",
         "sub/small.txt", "sub/bin.dat", "sub/new_big.txt",
     ]  # fmt: skip
-    _same_as(repo, wanted, paths)
+    same_as(repo, wanted, paths)
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
     assert not list((repo.path / ".git/checkpoint/staging").iterdir())
     repo.cp("undo")
@@ -321,7 +271,7 @@ def test_symlinks_and_executables_below_a_changed_rule_give_gits_bytes(
     repo.cp("save", "-m", "target")
     if not symlinks:
         repo.git("config", "core.symlinks", "false")
-        _as_git_writes(repo)  # the links are files holding their targets now
+        as_git_writes(repo)  # the links are files holding their targets now
     repo.write("sub/.gitattributes", "* -text\n")
     repo.write("sub/run.sh", "#!/bin/sh\necho changed\n", mode=0o644)
     repo.write("sub/plain.sh", "#!/bin/sh\necho plain\n", mode=0o755)
@@ -332,15 +282,15 @@ def test_symlinks_and_executables_below_a_changed_rule_give_gits_bytes(
     else:
         repo.write("sub/link_new", "run.sh")
     repo.git("add", "-A")
-    _as_git_writes(repo)
+    as_git_writes(repo)
     before = state(repo)
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     repo.cp("restore", "cp_001")
     paths = [
         "sub/.gitattributes", "sub/t.txt", "sub/run.sh", "sub/plain.sh", "sub/link",
         "sub/link_new",
     ]  # fmt: skip
-    _same_as(repo, wanted, paths)
+    same_as(repo, wanted, paths)
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
     repo.cp("undo")
     assert state(repo) == before
@@ -356,17 +306,17 @@ def test_a_link_file_under_core_symlinks_false_is_replaced(
     repo.commit_all("target")
     repo.cp("save", "-m", "target")
     repo.git("config", "core.symlinks", "false")
-    _as_git_writes(repo)
+    as_git_writes(repo)
     if how == "changed":
         repo.write("link", "run.sh")  # (the index says symlink: git hashes it as one)
     else:
         repo.git("rm", "-q", "link")  # the restore brings it back, the undo removes it
     repo.git("add", "-A")
     before = state(repo)
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     first = repo.cp("restore", "cp_001", expect=None)
     assert first.returncode == 0, first.stderr
-    _same_as(repo, wanted, ["link"])
+    same_as(repo, wanted, ["link"])
     undo = repo.cp("undo", expect=None)
     assert undo.returncode == 0, undo.stderr
     assert state(repo) == before
@@ -394,8 +344,8 @@ def test_a_rule_file_converted_by_the_new_rules_gets_gits_bytes(
     repo.write("sub/.gitattributes", "*.txt -ident\n")
     repo.write("sub/a.txt", "b\n")
     repo.git("add", "-A")
-    _as_git_writes(repo)
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    as_git_writes(repo)
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     assert wanted[rule][1].endswith(b"\r\n")
     repo.cp("restore", "cp_001")
-    _same_as(repo, wanted, [rule, "sub/a.txt"])
+    same_as(repo, wanted, [rule, "sub/a.txt"])

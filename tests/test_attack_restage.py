@@ -14,51 +14,21 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from .conftest import Repo
 from .helpers import blob, fingerprint, forge_checkpoint, mktree, state
-
-FAULT_DIR = Path(__file__).parent / "fault_git"
-REAL_GIT = os.path.realpath(shutil.which("git") or "/usr/bin/git")
-
-
-def _cp_tree(repo: Repo, name: str) -> str:
-    return repo.git("rev-parse", f"refs/checkpoints/main/{name}^{{tree}}").strip()
-
-
-def _read_tree_oracle(repo: Repo, tree: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """What git writes when it moves the repository as it stands to `tree`."""
-    shutil.copytree(repo.path, where, symlinks=True)
-    # (the copy's stat data is new: refreshed, git rewrites only what the tree changes)
-    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=where, check=False)
-    subprocess.run(["git", "read-tree", "-u", "--reset", tree], cwd=where, check=True)
-    return fingerprint(where)
-
-
-def _same_as(repo: Repo, wanted: dict[str, tuple[str, bytes, bool]], paths: list[str]) -> None:
-    got = fingerprint(repo.path)
-    assert {p: got.get(p) for p in paths} == {p: wanted.get(p) for p in paths}
-
-
-def _run(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """git-checkpoint run directly (`git checkpoint` would put git's exec path first)."""
-    return subprocess.run(
-        [shutil.which("git-checkpoint") or "git-checkpoint", *args],
-        cwd=repo.path, env={**os.environ, **env}, capture_output=True, text=True,
-        stdin=subprocess.DEVNULL, check=False, timeout=120,
-    )  # fmt: skip
-
-
-def _as_git_writes(repo: Repo) -> None:
-    for path in repo.git("ls-files", "-z").split("\0"):
-        if path and not path.endswith(".gitattributes"):
-            (repo.path / path).unlink()
-    repo.git("checkout", "--", ".")
-
+from .restore_oracle import (
+    as_git_writes,
+    cp_tree,
+    edit_at,
+    killed_run,
+    read_tree_oracle,
+    run_cp,
+    same_as,
+)
 
 # --- filters of the rules the restore removes ----------------------------------------
 
@@ -78,30 +48,14 @@ def test_a_required_filter_of_a_removed_rule_does_not_stop_the_restore(
     repo.write(".gitattributes", "*.txt filter=x\n")
     repo.write("a.txt", "two\n")
     repo.git("add", "-A")
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     assert not log.exists()  # git never ran it
     proc = repo.cp("restore", "cp_001", expect=None)
     assert (proc.returncode, log.exists()) == (0, False), proc.stderr
-    _same_as(repo, wanted, ["a.txt", ".gitattributes"])
+    same_as(repo, wanted, ["a.txt", ".gitattributes"])
 
 
 # --- a rule file edited during the restore (left as it is) ----------------------------
-
-
-def _edit_at(tmp_path: Path, match: str, script: str) -> dict[str, str]:
-    """A `git` first on PATH that runs `script` (sh, in the work tree) once, right before
-    the first call whose arguments contain `match`: an edit made during the restore."""
-    folder = tmp_path / "edit_git"
-    folder.mkdir(exist_ok=True)
-    marker = tmp_path / "edited"
-    (folder / "git").write_text(
-        "#!/bin/sh\n"
-        f'case "$*" in *{match}*) if [ ! -e "{marker}" ]; then\n'
-        f'  : > "{marker}"; {script}\nfi;; esac\n'
-        f'exec "{REAL_GIT}" "$@"\n'
-    )
-    (folder / "git").chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
 
 
 def test_a_rule_file_edited_during_the_restore_rules_nothing_after_continue(
@@ -116,18 +70,18 @@ def test_a_rule_file_edited_during_the_restore_rules_nothing_after_continue(
     repo.write("sub/.gitattributes", "*.txt eol=crlf\n")
     repo.write("sub/b.txt", "two\n")
     repo.git("add", "-A")
-    _as_git_writes(repo)
-    env = _edit_at(
+    as_git_writes(repo)
+    env = edit_at(
         tmp_path, "update-ref", "printf '*.txt eol=crlf\\n*.md text\\n' > sub/.gitattributes"
     )
-    proc = _run(repo, env, "restore", "cp_001")
+    proc = run_cp(repo, env, "restore", "cp_001")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "sub/.gitattributes (changed during the restore)" in proc.stderr
     repo.cp("restore", "--continue")
     assert not (repo.path / "sub/.gitattributes").exists()
     assert repo.git("status", "--porcelain") == ""
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
-    _same_as(repo, wanted, ["sub/b.txt"])
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    same_as(repo, wanted, ["sub/b.txt"])
     assert (repo.path / "sub/b.txt").read_bytes() == b"x\n"
 
 
@@ -167,10 +121,10 @@ def test_a_smudge_filter_failing_on_the_second_staging_goes_back(
     undo = repo.cp("undo", expect=None)  # nothing to undo, or back to before
     assert state(repo) == before, undo.stderr
     fail.unlink()
-    wanted = _read_tree_oracle(repo, _cp_tree(repo, "cp_001"), tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, cp_tree(repo, "cp_001"), tmp_path / "oracle")
     assert wanted["sub/a.txt"][1] == b"ONE\n"
     repo.cp("restore", "cp_001")
-    _same_as(repo, wanted, ["sub/a.txt", "sub/b.bin", "sub/.gitattributes"])
+    same_as(repo, wanted, ["sub/a.txt", "sub/b.bin", "sub/.gitattributes"])
     repo.cp("undo")
     assert state(repo) == before
 
@@ -230,14 +184,14 @@ def _rich_attempt(repo: Repo, how: str) -> None:
 def test_many_rule_changes_at_once_give_gits_bytes(repo: Repo, tmp_path: Path, how: str) -> None:
     _rich_target(repo)
     _rich_attempt(repo, how)
-    _as_git_writes(repo)
+    as_git_writes(repo)
     before = state(repo)
-    tree = _cp_tree(repo, "cp_001")
-    wanted = _read_tree_oracle(repo, tree, tmp_path / "oracle")
+    tree = cp_tree(repo, "cp_001")
+    wanted = read_tree_oracle(repo, tree, tmp_path / "oracle")
     repo.cp("restore", "cp_001")
     listed = repo.git("ls-tree", "-r", "-z", "--name-only", tree).split("\0")
     paths = [p for p in listed if p] + ["a/b/new.txt", "c/.gitattributes", "rules"]
-    _same_as(repo, wanted, paths)
+    same_as(repo, wanted, paths)
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
     repo.cp("undo")
     assert state(repo) == before
@@ -246,27 +200,16 @@ def test_many_rule_changes_at_once_give_gits_bytes(repo: Repo, tmp_path: Path, h
 # --- killed at each git call: --continue gives git's bytes, undo the state before -------
 
 
-def _killed_run(path: Path, scratch: Path, kill_at: int, *args: str) -> tuple[int, list[str]]:
-    counter = scratch / "calls"
-    counter.unlink(missing_ok=True)
-    Path(f"{counter}.log").unlink(missing_ok=True)
-    env = {"PATH": f"{FAULT_DIR}{os.pathsep}{os.environ['PATH']}", "FI_REAL_GIT": REAL_GIT}
-    env.update(FI_COUNTER=str(counter), FI_MODE="before", FI_KILL_AT=str(kill_at))
-    proc = _run(Repo(path), env, *args)
-    log = Path(f"{counter}.log")
-    return proc.returncode, log.read_text().splitlines() if log.exists() else []
-
-
 def test_a_killed_rule_changing_restore_continues_or_undoes(repo: Repo, tmp_path: Path) -> None:
     _rich_target(repo)
     _rich_attempt(repo, "ignore")
-    _as_git_writes(repo)
+    as_git_writes(repo)
     before = state(repo)
     template = tmp_path / "template"
     shutil.copytree(repo.path, template, symlinks=True)
     whole = tmp_path / "whole"
     shutil.copytree(template, whole, symlinks=True)
-    code, calls = _killed_run(whole, tmp_path, 0, "restore", "cp_001")
+    code, calls = killed_run(whole, tmp_path, 0, "restore", "cp_001")
     assert code == 0
     assert len(calls) > 10
     after = state(Repo(whole))
@@ -276,7 +219,7 @@ def test_a_killed_rule_changing_restore_continues_or_undoes(repo: Repo, tmp_path
         for how in ("continue", "undo"):
             copy = tmp_path / f"k{n}{how}"
             shutil.copytree(template, copy, symlinks=True)
-            code, _ = _killed_run(copy, tmp_path, n, "restore", "cp_001")
+            code, _ = killed_run(copy, tmp_path, n, "restore", "cp_001")
             if code != -9:
                 continue
             if how == "continue":
@@ -319,7 +262,7 @@ def _forged_filter_restore(repo: Repo, tmp_path: Path) -> tuple[list[str], list[
     entries.append(("100644", "blob", blob(repo, b"*.txt filter=x\n"), ".gitattributes"))
     tree = mktree(repo, entries)
     forge_checkpoint(repo, tree)
-    wanted = _read_tree_oracle(repo, tree, tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, tree, tmp_path / "oracle")
     git_ran = sorted(" ".join(line.split()[:2]) for line in log.read_text().splitlines())
     log.unlink()
     repo.cp("restore", "cp_099")
@@ -346,23 +289,6 @@ def test_a_forged_rule_naming_a_filter_runs_it_once_per_file(repo: Repo, tmp_pat
 # --- an edit between the content check and the stat data taken after it ---------------
 
 
-def _edit_after(tmp_path: Path, match: str, script: str) -> dict[str, str]:
-    """A `git` first on PATH that runs `script` once, right after the first call whose
-    arguments contain `match` has run (an edit just after git read the file)."""
-    folder = tmp_path / "edit_after_git"
-    folder.mkdir(exist_ok=True)
-    marker = tmp_path / "edited_after"
-    (folder / "git").write_text(
-        "#!/bin/sh\n"
-        f'"{REAL_GIT}" "$@"\nrc=$?\n'
-        f'case "$*" in *{match}*) if [ ! -e "{marker}" ]; then\n'
-        f'  : > "{marker}"; {script}\nfi;; esac\n'
-        'exit "$rc"\n'
-    )
-    (folder / "git").chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
-
-
 def test_an_edit_right_after_the_check_below_a_changed_rule_is_left_alone(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -377,9 +303,9 @@ def test_an_edit_right_after_the_check_below_a_changed_rule_is_left_alone(
     repo.write(".gitattributes", "*.txt eol=crlf\n")
     repo.write("sub/b.txt", "two\n")
     repo.git("add", "-A")
-    _as_git_writes(repo)
-    env = _edit_after(tmp_path, "hash-object", "echo concurrent >> sub/b.txt")
-    proc = _run(repo, env, "restore", "cp_001")
+    as_git_writes(repo)
+    env = edit_at(tmp_path, "hash-object", "echo concurrent >> sub/b.txt", after=True)
+    proc = run_cp(repo, env, "restore", "cp_001")
     assert (tmp_path / "edited_after").exists(), "the check never asked git"
     assert (repo.path / "sub/b.txt").read_bytes() == b"two\r\nconcurrent\n", proc.stderr
     assert proc.returncode == 3

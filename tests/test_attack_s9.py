@@ -20,6 +20,7 @@ import pytest
 
 from .conftest import Repo
 from .helpers import blob, fingerprint, forge_checkpoint, mktree, state
+from .restore_oracle import as_git_writes, killed_run, read_tree_oracle, same_as
 
 # --- helpers -------------------------------------------------------------------------
 
@@ -39,28 +40,6 @@ def _fresh_checkout(repo: Repo, commit: str, where: Path) -> dict[str, tuple[str
     return found
 
 
-def _read_tree_oracle(repo: Repo, tree: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """What git writes when it moves the repository as it stands to `tree`: a copy of
-    it, then `git read-tree -u --reset` (git's checkout: removes, then writes)."""
-    shutil.copytree(repo.path, where, symlinks=True)
-    subprocess.run(["git", "read-tree", "-u", "--reset", tree], cwd=where, check=True)
-    return fingerprint(where)
-
-
-def _same_as(repo: Repo, wanted: dict[str, tuple[str, bytes, bool]], paths: list[str]) -> None:
-    got = fingerprint(repo.path)
-    assert {p: got.get(p) for p in paths} == {p: wanted.get(p) for p in paths}
-
-
-def _as_git_writes(repo: Repo) -> None:
-    """Every tracked file rewritten from the index as git checks it out (a checkpoint
-    keeps content through the clean filters, so only such bytes come back by undo)."""
-    for path in repo.git("ls-files", "-z").split("\0"):
-        if path and not path.endswith(".gitattributes"):
-            (repo.path / path).unlink()
-    repo.git("checkout", "--", ".")
-
-
 # --- 1. a restore that removes a .gitattributes ---------------------------------------
 
 
@@ -77,11 +56,11 @@ def test_nested_rules_one_removed_one_kept_one_changed(repo: Repo, tmp_path: Pat
     for path in ("a.txt", "keep/b.txt", "chg/c.txt", "gone/d.txt"):
         repo.write(path, "y\n")
     repo.git("add", "-A")
-    _as_git_writes(repo)
+    as_git_writes(repo)
     before = state(repo)
     repo.cp("restore", "cp_001")
     wanted = _fresh_checkout(repo, _cp_commit(repo, "cp_001"), tmp_path / "oracle")
-    _same_as(repo, wanted, list(wanted))
+    same_as(repo, wanted, list(wanted))
     assert not (repo.path / "gone/.gitattributes").exists()
     repo.cp("undo")
     assert state(repo) == before
@@ -100,7 +79,7 @@ def test_a_changed_rule_without_a_removal_applies_as_git_checkout(
     repo.git("add", "-A")
     repo.cp("restore", "cp_001")
     wanted = _fresh_checkout(repo, _cp_commit(repo, "cp_001"), tmp_path / "oracle")
-    _same_as(repo, wanted, ["t.txt", ".gitattributes"])
+    same_as(repo, wanted, ["t.txt", ".gitattributes"])
 
 
 @pytest.mark.parametrize("kind", ["symlink", "folder"])
@@ -120,7 +99,7 @@ def test_a_target_rule_file_that_is_a_symlink_or_folder(
     repo.git("add", "-A")
     repo.cp("restore", "cp_001")
     wanted = _fresh_checkout(repo, _cp_commit(repo, "cp_001"), tmp_path / "oracle")
-    _same_as(repo, wanted, list(wanted))
+    same_as(repo, wanted, list(wanted))
 
 
 @pytest.mark.parametrize("how", ["filter", "ident", "encoding", "autocrlf", "info", "global"])
@@ -158,7 +137,7 @@ def test_removed_rule_with_other_conversions_still_applied(
     repo.cp("restore", "cp_001")
     assert not (repo.path / "sub/.gitattributes").exists()
     wanted = _fresh_checkout(repo, _cp_commit(repo, "cp_001"), tmp_path / "oracle")
-    _same_as(repo, wanted, ["sub/a.txt", "b.txt"])
+    same_as(repo, wanted, ["sub/a.txt", "b.txt"])
 
 
 def test_a_smudge_filter_run_from_the_work_tree(repo: Repo, tmp_path: Path) -> None:
@@ -174,7 +153,7 @@ def test_a_smudge_filter_run_from_the_work_tree(repo: Repo, tmp_path: Path) -> N
     repo.write("sub/.gitattributes", "*.txt -text\n")
     repo.write("a.txt", "two\n")
     repo.git("add", "-A")
-    wanted = _read_tree_oracle(repo, _cp_commit(repo, "cp_001") + "^{tree}", tmp_path / "oracle")
+    wanted = read_tree_oracle(repo, _cp_commit(repo, "cp_001") + "^{tree}", tmp_path / "oracle")
     assert wanted["a.txt"][1] == b"HELLO\n"  # (a fresh worktree has no tools/up.sh yet)
     proc = repo.cp("restore", "cp_001")
     assert (repo.path / "a.txt").read_bytes() == b"HELLO\n", proc.stdout + proc.stderr
@@ -192,9 +171,9 @@ def test_an_ignored_rule_file_left_on_disk(repo: Repo, tmp_path: Path) -> None:
     repo.write("local/a.txt", "two\n")
     repo.git("add", "-A")
     tree = repo.git("rev-parse", f"{_cp_commit(repo, 'cp_001')}^{{tree}}").strip()
-    wanted = _read_tree_oracle(repo, tree, tmp_path / "copy")
+    wanted = read_tree_oracle(repo, tree, tmp_path / "copy")
     repo.cp("restore", "cp_001")
-    _same_as(repo, wanted, ["local/a.txt", "local/.gitattributes"])
+    same_as(repo, wanted, ["local/a.txt", "local/.gitattributes"])
 
 
 # --- hostile rule files in a forged (fetched) checkpoint ------------------------------
@@ -307,29 +286,10 @@ def test_a_huge_kept_rule_file(repo: Repo, tmp_path: Path) -> None:
     repo.write("t.txt", "two\n")
     repo.cp("restore", "cp_099")
     wanted = _fresh_checkout(repo, commit, tmp_path / "oracle")
-    _same_as(repo, wanted, ["sub/a.txt", "t.txt"])
+    same_as(repo, wanted, ["sub/a.txt", "t.txt"])
 
 
 # --- a restore that removes a rule file, killed at each git call, then --continue ----
-
-FAULT_DIR = Path(__file__).parent / "fault_git"
-REAL_GIT = os.path.realpath(shutil.which("git") or "/usr/bin/git")
-
-
-def _killed_run(path: Path, scratch: Path, kill_at: int, *args: str) -> tuple[int, list[str]]:
-    counter = scratch / "calls"
-    counter.unlink(missing_ok=True)
-    Path(f"{counter}.log").unlink(missing_ok=True)
-    env = {**os.environ, "PATH": f"{FAULT_DIR}{os.pathsep}{os.environ['PATH']}"}
-    env.update(FI_REAL_GIT=REAL_GIT, FI_COUNTER=str(counter), FI_MODE="before")
-    env["FI_KILL_AT"] = str(kill_at)
-    proc = subprocess.run(
-        [shutil.which("git-checkpoint") or "git-checkpoint", *args],
-        cwd=path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        check=False, timeout=120,
-    )  # fmt: skip
-    log = Path(f"{counter}.log")
-    return proc.returncode, log.read_text().splitlines() if log.exists() else []
 
 
 def test_a_killed_rule_removing_restore_continues_or_undoes(repo: Repo, tmp_path: Path) -> None:
@@ -342,13 +302,13 @@ def test_a_killed_rule_removing_restore_continues_or_undoes(repo: Repo, tmp_path
     repo.write("sub/a.txt", "two\n")
     repo.write("b.txt", "two\n")
     repo.git("add", "-A")
-    _as_git_writes(repo)
+    as_git_writes(repo)
     before = state(repo)
     template = tmp_path / "template"
     shutil.copytree(repo.path, template, symlinks=True)
     whole = tmp_path / "whole"
     shutil.copytree(template, whole, symlinks=True)
-    code, calls = _killed_run(whole, tmp_path, 0, "restore", "cp_001")
+    code, calls = killed_run(whole, tmp_path, 0, "restore", "cp_001")
     assert code == 0
     after = state(Repo(whole))
     assert after[0]["sub/a.txt"][1] == b"one\r\n"
@@ -357,7 +317,7 @@ def test_a_killed_rule_removing_restore_continues_or_undoes(repo: Repo, tmp_path
         for how in ("continue", "undo"):
             copy = tmp_path / f"k{n}{how}"
             shutil.copytree(template, copy, symlinks=True)
-            code, _ = _killed_run(copy, tmp_path, n, "restore", "cp_001")
+            code, _ = killed_run(copy, tmp_path, n, "restore", "cp_001")
             if code != -9:
                 continue
             if how == "continue":
