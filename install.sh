@@ -67,7 +67,7 @@ for key in ("purelib", "platlib"):
     if sysconfig.get_path(key) not in paths:
         paths.append(sysconfig.get_path(key))
 os.makedirs(folder, exist_ok=True)
-for name, call in (("git-checkpoint", "launch import main"), ("git-checkpoint-hook", "hook import main")):
+for name, call in (("git-checkpoint", "entry.launch import main"), ("git-checkpoint-hook", "fast.hook import main")):
     target = os.path.join(folder, name)
     with open(target + ".new", "w") as fh:
         fh.write(f"#!{sys.executable} -IS\n# written by install.sh: {name}, started fast\n")
@@ -90,9 +90,9 @@ fi
 # The man page, in share/man beside the command's folder: `man` looks there for every
 # folder on PATH, so `git help checkpoint` and `git checkpoint --help` find it.
 mandir="$(dirname "$bin")/share/man"
-if ! "$venv/bin/python" -m git_checkpoint.manpage "$mandir/man1/git-checkpoint.1" 2>/dev/null; then
+if ! "$venv/bin/python" -m git_checkpoint.entry.manpage "$mandir/man1/git-checkpoint.1" 2>/dev/null; then
   mandir="$HOME/.local/share/man"
-  "$venv/bin/python" -m git_checkpoint.manpage "$mandir/man1/git-checkpoint.1"
+  "$venv/bin/python" -m git_checkpoint.entry.manpage "$mandir/man1/git-checkpoint.1"
 fi
 echo "man page: $mandir/man1/git-checkpoint.1 (git checkpoint --help)"
 if command -v man >/dev/null && ! PATH="$bin:$PATH" man -w git-checkpoint >/dev/null 2>&1; then
@@ -102,8 +102,8 @@ fi
 # git's completion meets `git checkpoint`; zsh's _git calls _git-checkpoint from fpath.
 xdg_data=${XDG_DATA_HOME:-$HOME/.local/share}
 bash_completion="${BASH_COMPLETION_USER_DIR:-$xdg_data/bash-completion}/completions/git-checkpoint"
-"$venv/bin/python" -m git_checkpoint.completion bash "$bash_completion"
-"$venv/bin/python" -m git_checkpoint.completion zsh "$xdg_data/zsh/site-functions/_git-checkpoint"
+"$venv/bin/python" -m git_checkpoint.entry.completion bash "$bash_completion"
+"$venv/bin/python" -m git_checkpoint.entry.completion zsh "$xdg_data/zsh/site-functions/_git-checkpoint"
 echo "completion: $bash_completion (bash), $xdg_data/zsh/site-functions/_git-checkpoint (zsh)"
 case "${SHELL:-}" in
   *zsh) echo "zsh: add  fpath+=(\"$xdg_data/zsh/site-functions\")  before compinit in ~/.zshrc" ;;

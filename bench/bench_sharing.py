@@ -143,7 +143,7 @@ def bench_sharing(root: Path, files: int, checkpoints: int, rng: random.Random) 
 
 
 def bench_scanner(root: Path, megabytes: int, rng: random.Random) -> None:
-    from git_checkpoint.secrets_scan import scan_text
+    from git_checkpoint.save.secrets import scan_text
 
     blobs = []
     total = 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.materialize import REFRESH_PATHS_MAX
+from git_checkpoint.restore.apply import REFRESH_PATHS_MAX
 
 from .conftest import Repo
 from .helpers import fingerprint

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from git_checkpoint.cli import cli
+from git_checkpoint.entry.cli import cli
 
 from .conftest import Repo
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.cli import cli
-from git_checkpoint.completion import bash_script, zsh_script
+from git_checkpoint.entry.cli import cli
+from git_checkpoint.entry.completion import bash_script, zsh_script
 
 from .conftest import Repo
 

@@ -11,8 +11,9 @@ import sys
 import click
 import pytest
 
-from git_checkpoint import console, direct
-from git_checkpoint.cli import cli
+from git_checkpoint.entry import console
+from git_checkpoint.entry import fastcli as direct
+from git_checkpoint.entry.cli import cli
 from tests.conftest import Repo
 
 
@@ -117,7 +118,7 @@ def test_the_launcher_does_not_load_click(repo: Repo) -> None:
     repo.cp("save", "-m", "first")
     repo.write("a.txt", "two\n")
     code = (
-        "import sys; sys.argv[0] = 'git-checkpoint'; from git_checkpoint import launch\n"
+        "import sys; sys.argv[0] = 'git-checkpoint'; from git_checkpoint.entry import launch\n"
         "import atexit, os\n"
         "real = os._exit\n"
         "def check(code):\n"

@@ -23,8 +23,8 @@ from pathlib import Path
 import click
 import pytest
 
-from git_checkpoint import direct
-from git_checkpoint.cli import cli
+from git_checkpoint.entry import fastcli as direct
+from git_checkpoint.entry.cli import cli
 
 from .conftest import BIN, Repo
 

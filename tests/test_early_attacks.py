@@ -322,7 +322,7 @@ def test_a_clean_file_edited_after_the_early_scan_is_not_vouched_for(
         [
             sys.executable,
             "-c",
-            "import sys; from git_checkpoint.quicksave import quick_unchanged; "
+            "import sys; from git_checkpoint.fast.quickcheck import quick_unchanged; "
             "print(quick_unchanged(sys.argv[1]))",
             str(repo.path),
         ],

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.quicksave import find_repo, head_commit
+from git_checkpoint.fast.quickcheck import find_repo, head_commit
 
 from .conftest import Repo
 from .test_early_attacks import (

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.config import Config
-from git_checkpoint.gitio import Repo as GitRepo
-from git_checkpoint.graft import graft
-from git_checkpoint.scan import scan
-from git_checkpoint.snapshot import capture_workspace
+from git_checkpoint.config.model import Config
+from git_checkpoint.gitcore.repo import Repo as GitRepo
+from git_checkpoint.gitcore.scan import scan
+from git_checkpoint.save.capture import capture_workspace
+from git_checkpoint.save.graft import graft
 
 from .conftest import Repo, make_repo
 

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import quicksave, quickstate
-from git_checkpoint.config import Config
-from git_checkpoint.gitio import Repo as GitRepo
-from git_checkpoint.graft import graft
-from git_checkpoint.scan import scan
-from git_checkpoint.snapshot import capture_workspace
+from git_checkpoint.config.model import Config
+from git_checkpoint.fast import quickcheck as quicksave
+from git_checkpoint.fast import quickstate
+from git_checkpoint.gitcore.repo import Repo as GitRepo
+from git_checkpoint.gitcore.scan import scan
+from git_checkpoint.save.capture import capture_workspace
+from git_checkpoint.save.graft import graft
 
 from .conftest import Repo, make_repo
 
@@ -401,7 +402,7 @@ def test_case_only_rename_with_ignorecase(base: Repo) -> None:
 
 
 def auto(repo: Repo) -> str | None:
-    code = "from git_checkpoint.quicksave import auto_save; print(auto_save('.', 'auto'))"
+    code = "from git_checkpoint.fast.quickcheck import auto_save; print(auto_save('.', 'auto'))"
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=repo.path, capture_output=True, text=True, check=False
     )

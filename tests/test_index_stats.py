@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import indexfile
-from git_checkpoint.materialize import REFRESH_PATHS_MAX
+from git_checkpoint.gitcore import indexfile
+from git_checkpoint.restore.apply import REFRESH_PATHS_MAX
 
 from .conftest import Repo
 from .helpers import state
@@ -126,7 +126,7 @@ def test_a_sigterm_while_the_lock_is_held_waits_for_it(repo: Repo, tmp_path: Pat
     script = tmp_path / "term.py"
     script.write_text(
         "import os, signal, sys\n"
-        "from git_checkpoint import indexfile\n"
+        "from git_checkpoint.gitcore import indexfile\n"
         "real = indexfile._set_stats\n"
         "def racing(*args):\n"
         "    os.kill(os.getpid(), signal.SIGTERM)  # lands before the lock is even made\n"

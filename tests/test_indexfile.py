@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import indexfile, loose
+from git_checkpoint.gitcore import indexfile, loose
 
 from .conftest import Repo
 from .test_early_scan import traced
@@ -180,7 +180,7 @@ def sha256_repo(tmp_path: Path) -> Repo:
 
 def test_sha256_objects_are_left_to_git(repo: Repo, tmp_path: Path) -> None:
     """Ids of 64 hex digits: the overlay's tree and graft's trees come from git."""
-    from git_checkpoint.gitio import Repo as GitRepo
+    from git_checkpoint.gitcore.repo import Repo as GitRepo
 
     usual = GitRepo.discover(repo.path)
     assert usual.sha1() and loose.usable(usual.config_pairs())

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.cli import cli
-from git_checkpoint.completion import bash_script
-from git_checkpoint.config import Config, load_config, parse_config_text
-from git_checkpoint.manpage import render
-from git_checkpoint.starter_config import find_test_commands
+from git_checkpoint.config.model import Config, load_config, parse_config_text
+from git_checkpoint.config.starter import find_test_commands
+from git_checkpoint.entry.cli import cli
+from git_checkpoint.entry.completion import bash_script
+from git_checkpoint.entry.manpage import render
 
 from .conftest import Repo
 from .helpers import state

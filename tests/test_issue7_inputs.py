@@ -255,7 +255,7 @@ def test_restore_and_undo_never_touch_secret_looking_files(repo: Repo) -> None:
 
 
 def test_readme_lists_exactly_the_secret_patterns() -> None:
-    from git_checkpoint.config import SECRET_PATTERNS
+    from git_checkpoint.config.model import SECRET_PATTERNS
 
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     block = readme.split("the others the file name:")[1].split("(Tracked")[0]

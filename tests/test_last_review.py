@@ -19,8 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from git_checkpoint import notes, restore, secrets_scan
-from git_checkpoint.gitio import Repo as GitRepo
+from git_checkpoint.gitcore.repo import Repo as GitRepo
+from git_checkpoint.restore import plan as restore
+from git_checkpoint.save import secrets as secrets_scan
+from git_checkpoint.storage import notes
 
 from .conftest import Repo, make_repo
 from .test_direct_attacks import REAL_GIT, scratch, wrapper_env
@@ -262,9 +264,9 @@ def test_concurrent_hooks_on_one_repository(saved: Repo) -> None:  # noqa: F811
 
 def test_the_guard_check_starts_no_thread(saved: Repo) -> None:  # noqa: F811
     code = (
-        "import sys\nfrom git_checkpoint import quicksave\n"
+        "import sys\nfrom git_checkpoint.fast import quickcheck as quicksave\n"
         "print(quicksave.quick_unchanged('.'), quicksave._PREPARING,"
-        " 'git_checkpoint.store' in sys.modules)"
+        " 'git_checkpoint.storage.refs' in sys.modules)"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=saved.path, capture_output=True, text=True,

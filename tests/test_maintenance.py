@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import maintenance
+from git_checkpoint.gitcore import maintenance
 
 from .conftest import Repo
 from .test_hooks_git import diverged

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import maintenance
+from git_checkpoint.gitcore import maintenance
 
 from .conftest import Repo
 from .test_maintenance import fake_objects, with_packs

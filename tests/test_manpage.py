@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 import pytest
 
-from git_checkpoint.cli import cli
-from git_checkpoint.manpage import render
+from git_checkpoint.entry.cli import cli
+from git_checkpoint.entry.manpage import render
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_PIP_CACHE = Path.home() / ".cache" / "pip"  # read before the hermetic seal moves HOME
@@ -115,7 +115,7 @@ def test_git_help_finds_the_page_after_install_in_a_fresh_home(tmp_path: Path) -
 
 
 def test_examples_name_real_commands_and_options() -> None:
-    from git_checkpoint.manpage import EXAMPLES
+    from git_checkpoint.entry.manpage import EXAMPLES
 
     for example, _ in EXAMPLES:
         words = example.split()

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_checkpoint import notes
-from git_checkpoint.gitio import Repo as GitRepo
+from git_checkpoint.gitcore.repo import Repo as GitRepo
+from git_checkpoint.storage import notes
 
 from .conftest import Repo
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import quicksave, quickstate
+from git_checkpoint.fast import quickcheck as quicksave
+from git_checkpoint.fast import quickstate
 from tests.conftest import Repo
 
 SETTLE = quickstate.RACY_NS / 1e9 + 0.05  # files older than this are vouched for by stat
@@ -23,7 +24,7 @@ SETTLE = quickstate.RACY_NS / 1e9 + 0.05  # files older than this are vouched fo
 
 def auto(repo: Repo, cwd: Path | None = None, env: dict[str, str] | None = None) -> str | None:
     """auto_save in its own process, as the hooks run it."""
-    code = "from git_checkpoint.quicksave import auto_save; print(auto_save('.', 'auto'))"
+    code = "from git_checkpoint.fast.quickcheck import auto_save; print(auto_save('.', 'auto'))"
     proc = subprocess.run(
         [sys.executable, "-c", code],
         cwd=cwd or repo.path,
@@ -268,9 +269,9 @@ def test_subfolder_cwd(saved: Repo) -> None:
 
 def built_and_full(repo: Repo) -> tuple[tuple[object, ...], tuple[object, ...]]:
     """The snapshot built on the kept index from the quick scan, and a full capture."""
-    from git_checkpoint.context import load_context
-    from git_checkpoint.quickbuild import build_on
-    from git_checkpoint.snapshot import capture_workspace
+    from git_checkpoint.app.context import load_context
+    from git_checkpoint.save.capture import capture_workspace
+    from git_checkpoint.save.quickbuild import build_on
 
     found = quicksave.check(str(repo.path))
     assert found is not None and not found.unchanged

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from git_checkpoint.graft import SPLIT_HASHING
+from git_checkpoint.save.graft import SPLIT_HASHING
 
 from .conftest import Repo
 from .helpers import state

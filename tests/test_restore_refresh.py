@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_checkpoint.materialize import REFRESH_PATHS_MAX
+from git_checkpoint.restore.apply import REFRESH_PATHS_MAX
 
 from .conftest import Repo
 

@@ -149,7 +149,7 @@ def test_a_forged_checkpoint_is_still_checked_after_our_own_saves(repo: Repo) ->
 def test_a_pack_of_our_trees_reads_and_verifies_as_gits_own(repo: Repo) -> None:
     import hashlib
 
-    from git_checkpoint import loose
+    from git_checkpoint.gitcore import loose
 
     empty = bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
     trees = {}
@@ -174,7 +174,7 @@ def test_a_pack_whose_index_cannot_be_written_is_not_left(tmp_path: Path) -> Non
     a gc. Both are now written before either is renamed."""
     import hashlib
 
-    from git_checkpoint import loose
+    from git_checkpoint.gitcore import loose
 
     if os.geteuid() != 0:
         pytest.skip("mounts a tmpfs (root)")

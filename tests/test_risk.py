@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_checkpoint.risk import Verdict, classify
+from git_checkpoint.risk import classify
+from git_checkpoint.risk.classify import Verdict
 
 # R = risky (save first), H = harmless. `\\n` in a line stands for a newline.
 TABLE = r"""
@@ -781,7 +782,7 @@ def test_harmless_verdict_has_no_reason() -> None:
 
 def test_the_classifier_imports_nothing_heavy() -> None:
     code = (
-        "import sys, git_checkpoint.risk as r; r.classify('git reset --hard && ls'); "
+        "import sys, git_checkpoint.risk.classify as r; r.classify('git reset --hard && ls'); "
         "print(sorted({'click', 'yaml', 'pygit2'} & set(sys.modules)))"
     )
     out = subprocess.run(
@@ -791,8 +792,8 @@ def test_the_classifier_imports_nothing_heavy() -> None:
 
 
 def test_config_accepts_both_pattern_lists(tmp_path: Path) -> None:
-    from git_checkpoint.config import parse_config_text
-    from git_checkpoint.errors import UsageError
+    from git_checkpoint.config.model import parse_config_text
+    from git_checkpoint.core.errors import UsageError
 
     text = "hooks:\n  risky_commands: ['terraform apply']\n  harmless_commands: ['./t.sh']\n"
     cfg = parse_config_text(text, tmp_path / ".checkpoint.yaml")

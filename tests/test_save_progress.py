@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from git_checkpoint.console import slow_notice
+from git_checkpoint.entry.console import slow_notice
 from tests.conftest import Repo
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.secrets_scan import candidate_lines, scan_text
+from git_checkpoint.save.secrets import candidate_lines, scan_text
 
 from .conftest import Repo
 from .servers import bare_repo

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from git_checkpoint.secrets_scan import MAX_BLOB_BYTES
+from git_checkpoint.save.secrets import MAX_BLOB_BYTES
 
 from .conftest import Repo
 from .test_scan import GITHUB, no_secret_printed

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint import loose
-from git_checkpoint.gitio import Repo as GitRepo
+from git_checkpoint.gitcore import loose
+from git_checkpoint.gitcore.repo import Repo as GitRepo
 
 from .conftest import Repo
 from .helpers import fingerprint

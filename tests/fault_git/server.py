@@ -15,20 +15,20 @@ import resource
 import signal
 import sys
 
-from git_checkpoint import early
-from git_checkpoint.cli import main
+from git_checkpoint.entry.cli import main
+from git_checkpoint.fast import prescan as early
 
 # What the product imports on first use: paid once here. A module that does not import
 # (the tree is mid-edit) is left to fail in the child, as it would in a real run.
 for _name in (
     "pygit2",
     "yaml",
-    "git_checkpoint.recovery",
-    "git_checkpoint.commands.restore",
-    "git_checkpoint.commands.undo",
-    "git_checkpoint.commands.save",
-    "git_checkpoint.commands.drop",
-    "git_checkpoint.commands.status",
+    "git_checkpoint.restore.run",
+    "git_checkpoint.app.restore",
+    "git_checkpoint.app.undo",
+    "git_checkpoint.app.save",
+    "git_checkpoint.app.drop",
+    "git_checkpoint.app.status",
 ):
     with contextlib.suppress(Exception):
         importlib.import_module(_name)

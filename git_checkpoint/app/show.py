@@ -1,0 +1,121 @@
+"""`git checkpoint show`: manifest, status, verifier events, diffstat and overlay files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..core.text import escape_text, quote_path
+from ..gitcore.repo import EMPTY_TREE
+from ..storage.notes import derive_status, read_events, verifier_summary
+from ..storage.refs import overlay_paths, resolve
+from ..verify.verifiers import verifier_line
+from .context import Context
+
+
+@dataclass(frozen=True)
+class VerifierStatus:
+    name: str
+    status: str
+
+
+@dataclass(frozen=True)
+class ShowResult:
+    # The seed's status object first: these names are what agents already read.
+    checkpoint_id: str
+    status: str
+    created_before_step: str | None
+    verifiers: list[VerifierStatus]
+    promotion_rule: str
+    on_failure: str
+    # Then the rest of what a reviewer needs.
+    task: str
+    ref: str
+    commit: str
+    base_commit: str | None
+    message: str
+    safety: bool
+    manifest: dict[str, Any]
+    events: list[dict[str, Any]]
+    diffstat: str
+    overlay_files: list[str]
+    patch: str | None
+    manifest_only: bool = False
+
+    def lines(self) -> list[str]:
+        if self.manifest_only:
+            return yaml.safe_dump(self.manifest, sort_keys=False, allow_unicode=True).splitlines()
+        out = [
+            f"checkpoint {self.task}/{self.checkpoint_id}"
+            + (" (safety checkpoint)" if self.safety else ""),
+            f"commit:   {self.commit}",
+            f"base:     {self.base_commit or '(unborn HEAD)'}",
+            f"created:  {self.manifest.get('created_at', '?')}",
+            f"status:   {self.status}",
+        ]
+        if self.message:
+            out.append(f"message:  {escape_text(self.message)}")
+        for key in ("hypothesis", "next_move"):
+            if self.manifest.get(key):
+                out.append(f"{key.replace('_', ' ')}: {escape_text(str(self.manifest[key]))}")
+        for v in self.verifiers:
+            out.append(verifier_line(v.name, v.status))
+        for event in self.events:
+            if event.get("event") in ("promoted", "rejected", "forced_promotion", "review"):
+                extra = event.get("reason") or event.get("rule") or ""
+                line = f"event:    {event.get('at')} {event.get('event')} {extra}"
+                out.append(escape_text(line.rstrip()))
+        if self.diffstat.strip():
+            out.append("changes against base:")
+            out += [f"  {line.strip()}" for line in self.diffstat.rstrip().splitlines()]
+        else:
+            out.append("changes against base: none")
+        if self.overlay_files:
+            out.append(f"untracked files ({len(self.overlay_files)}):")
+            out += [f"  {quote_path(p)}" for p in self.overlay_files[:50]]
+            if len(self.overlay_files) > 50:
+                out.append(f"  … and {len(self.overlay_files) - 50} more")
+        if self.patch:
+            out += ["", *self.patch.rstrip("\n").splitlines()]
+        return out
+
+
+def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowResult:
+    repo = ctx.repo
+    cp = resolve(repo, name, ctx.task())
+    events = read_events(repo, cp.commit)
+    latest = verifier_summary(events)
+    configured = [
+        str(v.get("name")) for v in cp.manifest.get("verifiers") or [] if isinstance(v, dict)
+    ]
+    names = list(dict.fromkeys(configured + list(latest)))
+    verifiers = [VerifierStatus(n, latest.get(n, "not run")) for n in names]
+    base = cp.base or EMPTY_TREE
+    diffstat = repo.git("diff", "--stat=100", base, cp.commit).decode("utf-8", "replace")
+    patch_text = None
+    if patch:
+        patch_text = repo.git("diff", "--binary", base, cp.commit).decode("utf-8", "replace")
+    notes = cp.manifest.get("notes")
+    step = notes[0] if isinstance(notes, list) and notes else None
+    return ShowResult(
+        checkpoint_id=cp.id,
+        status=derive_status(events),
+        created_before_step=str(step) if step is not None else None,
+        verifiers=verifiers,
+        promotion_rule=ctx.config.promotion_rule,
+        on_failure="restore_checkpoint",
+        task=cp.task,
+        ref=cp.ref,
+        commit=cp.commit,
+        base_commit=cp.base,
+        message=cp.message,
+        safety=cp.is_safety,
+        manifest=cp.manifest,
+        events=events,
+        diffstat=diffstat,
+        overlay_files=overlay_paths(repo, cp),
+        patch=patch_text,
+        manifest_only=manifest_only,
+    )

@@ -1,0 +1,89 @@
+"""`git checkpoint verify [CP]`: run the verifiers, record the evidence, promote or reject."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..save.capture import capture_workspace
+from ..storage import oplog as state
+from ..storage import tasks
+from ..storage.notes import read_events
+from ..storage.refs import Checkpoint, resolve, same_state, save_checkpoint
+from ..verify.procgroup import interruptible
+from ..verify.verifiers import (
+    VerifierResult,
+    decide,
+    record_results,
+    required_failed,
+    run_verifiers,
+    select_verifiers,
+)
+from ..verify.worktree import checkpoint_worktree
+from .context import Context
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    checkpoint: str
+    commit: str
+    where: str  # "workspace" or "temporary worktree"
+    results: list[VerifierResult]
+    status: str
+    exit_code: int = field(default=0)
+    saved: bool | None = None  # no checkpoint named: True if verify saved it, False if unchanged
+
+    def lines(self) -> list[str]:
+        return [f"status: {self.checkpoint} {self.status}"]
+
+
+def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool, bool | None]:
+    """The checkpoint to verify, whether the workspace holds exactly its state, and (with
+    no name) whether it was saved just now."""
+    repo, task = ctx.repo, ctx.task()
+    snapshot = capture_workspace(repo, ctx.config)
+    if name is None:
+        with state.locked(repo, ctx.config.lock_timeout):
+            outcome = save_checkpoint(repo, ctx.config, task, message="verify", snapshot=snapshot)
+            if outcome.created:
+                saved = outcome.checkpoint
+                state.log_event(repo, "save", task=task, checkpoint=saved.id, commit=saved.commit)
+        return outcome.checkpoint, True, outcome.created
+    cp = resolve(repo, name, task)
+    return cp, same_state(repo, snapshot, cp), None
+
+
+def run(
+    ctx: Context,
+    name: str | None,
+    *,
+    only: tuple[str, ...],
+    progress: Callable[[str], None],
+) -> VerifyResult:
+    repo = ctx.repo
+    verifiers = select_verifiers(ctx.config, only)
+    cp, in_place, saved = _target(ctx, name)
+    if saved is not None:
+        progress(f"checkpoint saved: {cp.id}" if saved else f"unchanged since {cp.id}")
+    progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
+
+    def show(result: VerifierResult) -> None:
+        progress(result.line())
+
+    with interruptible():
+        if in_place:
+            results = run_verifiers(verifiers, str(repo.root), on_result=show)
+            where = "workspace"
+        else:
+            with checkpoint_worktree(repo, cp) as path:
+                results = run_verifiers(verifiers, str(path), on_result=show)
+            where = "temporary worktree"
+    if in_place and not same_state(repo, capture_workspace(repo, ctx.config), cp):
+        progress(f"warning: the verifiers changed the workspace; evidence is for {cp.name}")
+    with state.locked(repo, ctx.config.lock_timeout):
+        record_results(repo, cp, results, where)
+        status = decide(repo, ctx.config, cp, read_events(repo, cp.commit))
+        failing = required_failed(ctx.config, results)
+        tasks.note_verification(repo, cp.task, cp.id, failing, status)
+        state.log_event(repo, "verify", checkpoint=cp.name, status=status)
+    return VerifyResult(cp.name, cp.commit, where, results, status, 1 if failing else 0, saved)

@@ -1,0 +1,529 @@
+"""The command line: click parsing of every command.
+
+Everything below this module returns data or raises a `CheckpointError`; console.py
+turns results into terminal lines or one JSON object, and errors into one line on
+stderr with the exit code design.md §7 gives them. The common forms of `save`,
+`restore` and `undo` skip click (direct.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from .. import __version__
+from . import console
+from . import fastcli as direct
+from .console import context, emit, fail, guarded, progress_printer, say_err, use_color
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
+
+
+class _Interrupted(BaseException):
+    """A Ctrl-C, carried past click's own handler (which writes a blank line first)."""
+
+
+class _ClosedPipe(BaseException):
+    """A reader gone (`| head`), carried past click's EPIPE handler (which exits 1, and
+    1 says "no" here): the boundary ends the command as a closed pipe, exit 0."""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted from exc
+        except BrokenPipeError as exc:
+            raise _ClosedPipe from exc
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:  # (`git checkpoint -h | head -1`: the help is written while parsing)
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as exc:
+            raise _ClosedPipe from exc
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="git-checkpoint")
+def cli() -> None:
+    """Checkpoints for AI coding agents: save, verify, restore and share the workspace."""
+
+
+@cli.command()
+@click.option("-m", "--message", default="", help="What this checkpoint is for.")
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--hypothesis", help="The current hypothesis; kept in the task record.")
+@click.option("--next", "next_move", help="The next safe move; kept in the task record.")
+@click.option("--include", multiple=True, help="Also capture this (ignored) path.")
+@click.option("--auto", is_flag=True, help="Mark as saved automatically (hooks).")
+@json_option
+def save(**params: Any) -> int:
+    """Save the workspace as the task's next checkpoint."""
+    return direct.save(**params)
+
+
+@cli.command(name="list")
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
+@click.option("--remote", help="Checkpoints fetched from this remote.")
+@json_option
+def list_(task: str | None, all_tasks: bool, remote: str | None, as_json: bool) -> int:
+    """List checkpoints: id, age, status, verifiers, overlay, message."""
+    from ..app import list as cmd
+
+    return emit(cmd.run(context(), task=task, all_tasks=all_tasks, remote=remote), as_json)
+
+
+def terminal_progress() -> Callable[[str], None]:
+    """Progress for push and fetch: on stderr, and only when it is a terminal."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return lambda line: None
+    return lambda line: say_err(f"{line}…")
+
+
+@cli.command()
+@click.argument("remote", default="origin")
+@click.argument("checkpoints", nargs=-1)
+@click.option("--task", "tasks", multiple=True, help="Push this task's checkpoints (repeatable).")
+@click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
+@click.option("--as", "as_name", help="The task name to use on the remote (one task).")
+@click.option("--allow-secrets", is_flag=True, help="Push even when the scan finds secrets.")
+@json_option
+def push(
+    remote: str,
+    checkpoints: tuple[str, ...],
+    tasks: tuple[str, ...],
+    all_tasks: bool,
+    as_name: str | None,
+    allow_secrets: bool,
+    as_json: bool,
+) -> int:
+    """Push checkpoints and their notes (default: the current task's) to REMOTE.
+
+    Never overwrites a checkpoint on the remote; safety checkpoints stay local unless
+    named. Usage: git checkpoint push [REMOTE] [--task T…|--all|CP…] [--as NAME]
+    """
+    from ..app import push as cmd
+
+    result = cmd.run(
+        context(),
+        remote,
+        names=checkpoints,
+        tasks=tasks,
+        all_tasks=all_tasks,
+        as_name=as_name,
+        allow_secrets=allow_secrets,
+        progress=terminal_progress(),
+    )
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.argument("remote", default="origin")
+@json_option
+def fetch(remote: str, as_json: bool) -> int:
+    """Fetch REMOTE's checkpoints into REMOTE/<task>/cp_NNN and merge their notes."""
+    from ..app import fetch as cmd
+
+    return emit(cmd.run(context(), remote, progress=terminal_progress()), as_json)
+
+
+@cli.command()
+@click.argument("task", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text")
+@json_option
+def review(task: str | None, fmt: str, as_json: bool) -> int:
+    """A task's timeline for a reviewer: TASK or REMOTE/TASK (default: the current task)."""
+    from ..app import review as cmd
+
+    return emit(cmd.run(context(), task, fmt=fmt), as_json or fmt == "json")
+
+
+@cli.command()
+@click.argument("checkpoint", default="@")
+@json_option
+def scan(checkpoint: str, as_json: bool) -> int:
+    """Scan what a checkpoint stores for secrets (exit 1 when any is found)."""
+    from ..app import scan as cmd
+
+    return emit(cmd.run(context(), checkpoint), as_json)
+
+
+@cli.command()
+@click.argument("checkpoint", default="@")
+@click.option("--manifest", "manifest_only", is_flag=True, help="Only the manifest.")
+@click.option("--patch", is_flag=True, help="Include the patch against the base.")
+@json_option
+def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> int:
+    """Show a checkpoint: manifest, status, verifiers, diffstat, overlay."""
+    from ..app import show as cmd
+
+    return emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
+
+
+@cli.command()
+@click.argument("first", required=False)
+@click.argument("second", required=False)
+@click.option("--stat", is_flag=True, help="A diffstat instead of the patch.")
+@click.option("--name-only", is_flag=True, help="Only the names of the changed files.")
+@json_option
+def diff(first: str | None, second: str | None, stat: bool, name_only: bool, as_json: bool) -> int:
+    """Diff a checkpoint against the workspace, or two checkpoints (overlay included)."""
+    from ..app import diff as cmd
+
+    color = not as_json and use_color(sys.stdout)
+    result = cmd.run(context(), first, second, color=color, stat=stat, name_only=name_only)
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.argument("checkpoints", nargs=-1, required=True)
+@json_option
+def drop(checkpoints: tuple[str, ...], as_json: bool) -> int:
+    """Delete checkpoints (each can be brought back with the printed command)."""
+    from ..app import drop as cmd
+
+    return emit(cmd.run(context(), list(checkpoints)), as_json)
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Say what would go; remove nothing.")
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
+@json_option
+def prune(dry_run: bool, task: str | None, all_tasks: bool, as_json: bool) -> int:
+    """Apply the retention policy: remove old checkpoints nothing needs."""
+    from ..app import prune as cmd
+
+    return emit(cmd.run(context(), dry_run=dry_run, task=task, all_tasks=all_tasks), as_json)
+
+
+@cli.command()
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N entries.")
+@json_option
+def log(limit: int | None, as_json: bool) -> int:
+    """The operation log, newest first."""
+    from ..app import log as cmd
+
+    return emit(cmd.run(context(), limit=limit), as_json)
+
+
+@cli.command()
+@click.argument("checkpoint", required=False)
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--move-head", is_flag=True, help="Move the branch back to the checkpoint's base.")
+@click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
+@click.option("--continue", "resume", is_flag=True, help="Finish an interrupted restore.")
+@json_option
+def restore(**params: Any) -> int:
+    """Make the workspace equal to a checkpoint (default: the latest), undoably."""
+    if params["resume"] and any(
+        params[k] for k in ("checkpoint", "dry_run", "move_head", "keep_head")
+    ):
+        raise click.UsageError("--continue takes no checkpoint and no other option")
+    return direct.restore(**params)
+
+
+@cli.command()
+@click.option("--task", help="Undo the last restore of this task (default: the last one).")
+@click.option("--move-head", is_flag=True, help="Move the branch back to where it was.")
+@click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
+@json_option
+def undo(**params: Any) -> int:
+    """Go back over the last restore made in this worktree (to its safety checkpoint)."""
+    return direct.undo(**params)
+
+
+@cli.command()
+@click.argument("checkpoint", required=False)
+@click.option("--verifier", "only", multiple=True, help="Run only this verifier (repeatable).")
+@json_option
+def verify(checkpoint: str | None, only: tuple[str, ...], as_json: bool) -> int:
+    """Run the verifiers; promote or reject by the rule (exit 1 on failure).
+
+    Without CHECKPOINT the workspace is saved (if changed) and verified in place; an
+    older checkpoint is verified in a temporary worktree, never in the workspace.
+    """
+    from ..app import verify as cmd
+
+    result = cmd.run(context(), checkpoint, only=only, progress=progress_printer(as_json))
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.argument("checkpoint")
+@click.option("--force", is_flag=True, help="Promote without passing evidence.")
+@click.option("--reason", help="Why (required with --force; recorded with your name).")
+@json_option
+def promote(checkpoint: str, force: bool, reason: str | None, as_json: bool) -> int:
+    """Promote a checkpoint that has passing evidence."""
+    from ..app import promote as cmd
+
+    return emit(cmd.run(context(), checkpoint, force=force, reason=reason), as_json)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--attempts", default=3, show_default=True, type=click.IntRange(min=1))
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@json_option
+def run(task: str | None, attempts: int, command: tuple[str, ...], as_json: bool) -> int:
+    """Save, run CMD, verify; promote, or roll back and try again.
+
+    Usage: git checkpoint run [--task T] [--attempts N] -- CMD…
+    """
+    from ..app import run as cmd
+
+    result = cmd.run(
+        context(),
+        task=task,
+        attempts=attempts,
+        argv=list(command),
+        log=progress_printer(as_json),
+        quiet_stdout=as_json,
+    )
+    return emit(result, as_json)
+
+
+@cli.command()
+@click.option("--task", help="Task name (default: the current branch).")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when the workspace drifted.")
+@json_option
+def status(task: str | None, exit_code: bool, as_json: bool) -> int:
+    """Task, latest and last good checkpoint, drift, verifier results, next move."""
+    from ..app import status as cmd
+
+    return emit(cmd.run(context(), task=task, exit_code=exit_code), as_json)
+
+
+@cli.command()
+@click.option("--task", help="Task name (default: the current branch).")
+@json_option
+def resume(task: str | None, as_json: bool) -> int:
+    """A brief of the task record, for an agent picking the work up."""
+    from ..app import resume as cmd
+
+    return emit(cmd.run(context(), task=task), as_json)
+
+
+@cli.group()
+def task() -> None:
+    """The resumable task record."""
+
+
+@task.command(name="set")
+@click.option("--task", "name", help="Task name (default: the current branch).")
+@click.option("--hypothesis", help="The current hypothesis.")
+@click.option("--next", "next_move", help="The next safe move.")
+@json_option
+def task_set(name: str | None, hypothesis: str | None, next_move: str | None, as_json: bool) -> int:
+    """Record the hypothesis and the next safe move."""
+    from ..app import task as cmd
+
+    if hypothesis is None and next_move is None:
+        raise click.UsageError("give --hypothesis and/or --next")
+    return emit(cmd.run(context(), task=name, hypothesis=hypothesis, next_move=next_move), as_json)
+
+
+@cli.group()
+def hooks() -> None:
+    """Hooks that save before risky operations: agents, git, the shell guard."""
+
+
+def _hook_options(fn: F) -> F:
+    agents = click.Choice(["claude-code", "gemini-cli", "codex", "cursor"])
+    for option in reversed(
+        [
+            click.option("--agent", "agents", multiple=True, type=agents, help="An agent's hooks."),
+            click.option("--git", is_flag=True, help="The git hooks of this repository."),
+            click.option("--shell", is_flag=True, help="The shell guard line for your rc file."),
+            click.option("--local", is_flag=True, help="Claude Code: .claude/settings.local.json."),
+            click.option("--user", is_flag=True, help="Your own settings (~/.claude/…)."),
+            json_option,
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _hooks(action: str, as_json: bool, **flags: Any) -> int:
+    from ..app import hooks as cmd
+
+    return emit(cmd.run(action, **flags), as_json)
+
+
+@hooks.command(name="install")
+@_hook_options
+def hooks_install(as_json: bool, **flags: Any) -> int:
+    """Install hooks beside the ones already there (repeat --agent for several)."""
+    return _hooks("install", as_json, **flags)
+
+
+@hooks.command(name="uninstall")
+@_hook_options
+def hooks_uninstall(as_json: bool, **flags: Any) -> int:
+    """Take the hooks out again, putting back exactly what was there (default: all)."""
+    return _hooks("uninstall", as_json, **flags)
+
+
+@hooks.command(name="status")
+@_hook_options
+def hooks_status(as_json: bool, **flags: Any) -> int:
+    """What is installed where, and whether it is current."""
+    return _hooks("status", as_json, **flags)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def guard(command: tuple[str, ...]) -> int:
+    """Save first when CMD is risky, then run CMD (its stdin, exit code and signals).
+
+    Usage: git checkpoint guard -- CMD… (one argument is a shell line: run by bash -c)
+    """
+    import signal
+
+    from ..app import guard as cmd
+
+    try:
+        cwd = os.getcwd()
+    except OSError:  # a folder deleted under us: CMD may still run
+        cwd = os.environ.get("PWD", ".")
+    plan = cmd.plan(list(command), cwd)
+    for line in plan.lines():
+        say_err(f"git checkpoint: {line}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; CMD must not inherit that
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execvp(plan.argv[0], plan.argv)
+    except FileNotFoundError:
+        say_err(f"git checkpoint guard: {plan.argv[0]}: command not found")
+        return 127
+    except OSError as exc:
+        say_err(f"git checkpoint guard: {plan.argv[0]}: {exc.strerror}")
+        return 126
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
+@json_option
+def demo(keep: bool, as_json: bool) -> int:
+    """Run the whole loop in a temporary repository and print the real log."""
+    from ..app import demo as cmd
+
+    return emit(cmd.run(keep=keep, log=progress_printer(as_json), quiet_stdout=as_json), as_json)
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Replace an existing file (a copy is kept).")
+@click.option(
+    "--hooks/--no-hooks",
+    "install_hooks",
+    default=None,
+    help="Install the hooks, or not, without asking (off a terminal: never asked).",
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=click.Choice(["claude-code", "gemini-cli", "codex", "cursor"]),
+    help="An agent whose hooks to install (default: those the project has a folder for).",
+)
+@json_option
+def init(force: bool, install_hooks: bool | None, agents: tuple[str, ...], as_json: bool) -> int:
+    """Write a commented .checkpoint.yaml at the work-tree root; offer to install hooks.
+
+    The project's test command becomes the verifier when the root makes it plain. An
+    existing .checkpoint.yaml is refused (exit 3); --force replaces it and keeps a copy
+    in .git/checkpoint/init/.
+    """
+    from ..app import init as cmd
+
+    def ask(command: str) -> bool:
+        return click.confirm(f"install the hooks now ({command})?", default=False, err=True)
+
+    terminal = all(s is not None and s.isatty() for s in (sys.stdin, sys.stdout))
+    result = cmd.run(
+        force=force,
+        install_hooks=install_hooks,
+        agents=agents,
+        ask=ask if terminal and not as_json else None,
+    )
+    return emit(result, as_json)
+
+
+@cli.command()
+@json_option
+def doctor(as_json: bool) -> int:
+    """Check the setup, then a save/restore/undo round trip in a temporary worktree."""
+    from ..app import doctor as cmd
+
+    return emit(cmd.run(), as_json)
+
+
+@cli.command()
+def mcp() -> int:
+    """Serve the commands as Model Context Protocol tools over stdio (extra: [mcp])."""
+    import importlib.util
+
+    from ..core.errors import UsageError
+
+    if importlib.util.find_spec("mcp") is None:
+        raise UsageError(
+            "the MCP server needs the mcp extra: pip install 'git-checkpoint[mcp]' "
+            f"(into {sys.prefix})"
+        )
+    from .mcp_server import serve
+
+    serve()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI inside the one error boundary; the common forms of
+    `save`, `restore` and `undo` without click's parsing (direct.py)."""
+    args = sys.argv[1:] if argv is None else argv
+    call = direct.parse(args)
+    if call is not None:
+        guarded(lambda: direct.run(call), call.as_json)
+    as_json = console.wants_json(args)
+
+    def body() -> int:
+        try:
+            code = cli.main(args=args, prog_name="git checkpoint", standalone_mode=False)
+        except _ClosedPipe:
+            raise BrokenPipeError from None
+        except (click.exceptions.Abort, _Interrupted) as exc:
+            fail("git checkpoint: interrupted", console.interrupted_code(exc.__cause__), as_json)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(2)
+        except click.ClickException as exc:
+            click_ctx = getattr(exc, "ctx", None)
+            command = click_ctx.command_path if click_ctx is not None else "git checkpoint"
+            fail(f"{command}: {exc.format_message()} (see {command} -h)", 2, as_json)
+        return code if isinstance(code, int) else 0
+
+    guarded(body, as_json)
+
+
+def entry() -> NoReturn:
+    """The installed command (launch.py starts it): `main()`, then out fast."""
+    console.entry(main)

@@ -1,0 +1,310 @@
+"""What every command prints and the one error boundary, without click.
+
+`save`, `restore` and `undo` in their common forms run without click (direct.py: its
+import costs them 14 ms at every size); the rest go through cli.py. Both print, load
+their context and fail through here, so the two paths say the same things.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+
+from ..core.errors import CheckpointError
+
+if TYPE_CHECKING:
+    from ..app.context import Context
+
+
+class Result(Protocol):
+    def lines(self) -> list[str]: ...
+
+
+def echo(line: str, err: bool = False) -> None:
+    """One line on stdout (or stderr), flushed. Unlike click.echo, escape sequences are
+    never stripped off a pipe: our colors go to terminals only (use_color), and what
+    else carries them is content, such as a diff of a file that holds them (user text
+    is made printable before it gets here: untrusted.printable)."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:  # closed (`2>&-`): nothing to say it on
+        return
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def _terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def say_err(line: str) -> None:
+    echo(line, err=True)
+
+
+def use_color(stream: Any) -> bool:
+    return "NO_COLOR" not in os.environ and _terminal(stream)
+
+
+_COLORS = {
+    "passed": 32,  # green
+    "promoted": 32,
+    "clean": 32,
+    "failed": 31,  # red
+    "rejected": 31,
+    "error": 31,
+    "timeout": 31,
+    "candidate": 33,  # yellow
+}
+_WORDS = re.compile(r"\b(" + "|".join(_COLORS) + r")\b")
+
+
+def colorize(line: str) -> str:
+    """Status words in color (the bytes click.style writes for them)."""
+    return _WORDS.sub(lambda m: f"\033[{_COLORS[m.group(1)]}m{m.group(1)}\033[0m", line)
+
+
+def to_jsonable(result: Any) -> Any:
+    import dataclasses
+
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        return dataclasses.asdict(result)
+    return result
+
+
+def emit(result: Result, as_json: bool) -> int:
+    """Print a result; return the exit code it carries (0 unless it says otherwise)."""
+    code = getattr(result, "exit_code", 0)
+    warnings = getattr(result, "warnings", None)
+    if callable(warnings):
+        for line in warnings():
+            say_err(f"warning: {line}")
+    if as_json:
+        import json
+
+        if sys.stdout is not None:  # closed (`>&-`): the exit code says it all
+            sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, default=str))
+            sys.stdout.write("\n")
+        return code if isinstance(code, int) else 0
+    color = use_color(sys.stdout)
+    for line in result.lines():
+        echo(colorize(line) if color else line)
+    return code if isinstance(code, int) else 0
+
+
+def progress_printer(as_json: bool) -> Callable[[str], None]:
+    """Progress lines for long commands: stdout for people, stderr under --json."""
+    stream = sys.stderr if as_json else sys.stdout
+    color = use_color(stream)
+
+    def say(line: str) -> None:
+        echo(colorize(line) if color else line, err=as_json)
+
+    return say
+
+
+def context(*, tolerant: bool = False) -> Context:
+    """The command's context; `tolerant` (restore, undo): a broken configuration is a
+    warning and the defaults stand in, so a bad `.checkpoint.yaml` can be undone.
+    """
+    from ..app.context import load_context
+    from ..fast import quickstate
+
+    ctx = load_context(tolerant=tolerant)
+    if ctx.config_problem:
+        say_err(f"warning: {ctx.config_problem}; using the default settings")
+    if not quickstate.journal_pending(ctx.repo):
+        return ctx  # no restore under way (and journal.py, 3 ms of imports, not needed)
+    from ..storage.journal import read_journal
+
+    try:
+        journal = read_journal(ctx.repo)
+    except CheckpointError as exc:  # `undo` sets it aside; every command says so meanwhile
+        say_err(f"warning: {exc}; `git checkpoint undo` goes back to before that restore")
+        return ctx
+    if journal is not None:
+        from ..storage.oplog import lock_holder
+
+        holder = lock_holder(ctx.repo)
+        if holder is not None:
+            say_err(f"note: a restore of {journal.target_name} is in progress (pid {holder})")
+        else:
+            say_err(
+                f"warning: a restore of {journal.target_name} was interrupted; run "
+                "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"
+            )
+    return ctx
+
+
+def from_cwd(root: Path, path: str) -> str:
+    """An --include path, given like a git pathspec (from the current folder), from the root."""
+    from ..config.model import include_problem
+    from ..core.errors import UsageError
+
+    full = os.path.abspath(path) if path.strip() else ""
+    rel = os.path.relpath(full, root).replace(os.sep, "/") if full else path
+    problem = include_problem(rel)
+    if problem:
+        raise UsageError(f"--include {path}: {problem}")
+    try:
+        rel.encode("utf-8")  # the manifest names it, in YAML
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"--include {path!r}: not UTF-8; include the folder that holds it"
+        ) from None
+    if not os.path.lexists(full):
+        raise UsageError(f"--include {path}: no such file or folder")
+    return rel + "/" if os.path.isdir(full) and not rel.endswith("/") else rel
+
+
+@contextlib.contextmanager
+def slow_notice(doing: str, after: float = 1.0) -> Iterator[None]:
+    """On a terminal, one line on stderr when `doing` takes longer than `after` seconds
+    (a large work tree): the user sees why nothing happens yet. Never in pipes or JSON."""
+    if not _terminal(sys.stderr):
+        yield
+        return
+    import threading
+
+    start = time.monotonic()
+
+    def say() -> None:
+        say_err(f"{doing}… ({time.monotonic() - start:.0f}s so far)")
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+_OS_HINTS = {
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions, and `lsattr` for an immutable flag",
+    errno.EROFS: "the file system is mounted read-only",
+    errno.ENOSPC: "free some space and run it again",
+    errno.EDQUOT: "the disk quota is used up",
+}
+
+
+def os_error_line(exc: OSError) -> str:
+    """A failed file operation as one line: what failed, where, and what to look at."""
+    names = [os.fsdecode(f) for f in (exc.filename, exc.filename2) if f is not None]
+    where = " -> ".join(names)  # two for a copy or a rename
+    what = exc.strerror or type(exc).__name__
+    hint = _OS_HINTS.get(exc.errno or 0)
+    return f"{where + ': ' if where else ''}{what}{f' ({hint})' if hint else ''}"
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for JSON (an agent's own `--json` after `--` does not)."""
+    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+
+
+def fail(line: str, code: int, as_json: bool) -> NoReturn:
+    """One line on stderr; under --json, one JSON object on stdout too. Each as far as
+    it can be written (a full disk, a closed stream): the exit code is the answer."""
+    with contextlib.suppress(OSError):
+        say_err(line)
+    if as_json and sys.stdout is not None:
+        import json
+
+        message = line.removeprefix("git checkpoint: ")
+        with contextlib.suppress(OSError):
+            sys.stdout.write(json.dumps({"error": message, "exit_code": code}) + "\n")
+            sys.stdout.flush()
+    sys.exit(code)
+
+
+def interrupted_code(exc: BaseException | None) -> int:
+    """128 + the signal that stopped us: 130 for a Ctrl-C, 143 for SIGTERM and 129 for
+    SIGHUP (procgroup.Stopped carries those two)."""
+    code = getattr(exc, "exit_code", None)
+    return code if isinstance(code, int) else 130
+
+
+def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
+    """Run a command inside the one error boundary: every failure is one line and the
+    exit code design.md §7 gives it (GIT_CHECKPOINT_DEBUG=1: the traceback instead)."""
+    from ..fast import prescan as early
+
+    early.interrupt_once()
+    debug = os.environ.get("GIT_CHECKPOINT_DEBUG") == "1"
+    try:
+        code = body()
+    except CheckpointError as exc:
+        if debug:
+            raise
+        fail(f"git checkpoint: {exc}", exc.exit_code, as_json)
+    except KeyboardInterrupt as exc:
+        journal = sys.modules.get(f"{__package__.rpartition('.')[0]}.storage.journal")
+        target = getattr(journal, "WRITTEN", None)
+        if target is None:
+            fail("git checkpoint: interrupted", interrupted_code(exc), as_json)
+        fail(
+            f"git checkpoint: interrupted, the restore of {target} half done: "
+            "`git checkpoint restore --continue` finishes it, `git checkpoint undo` goes back",
+            interrupted_code(exc),
+            as_json,
+        )
+    except BrokenPipeError:
+        sys.exit(0)
+    except OSError as exc:  # a file we could not read or write: permissions, a full disk
+        if debug:
+            raise
+        fail(f"git checkpoint: {os_error_line(exc)}", 4, as_json)
+    except Exception as exc:
+        if debug:
+            raise
+        fail(
+            f"git checkpoint: internal error: {type(exc).__name__}: {exc} "
+            "(GIT_CHECKPOINT_DEBUG=1 shows the traceback)",
+            4,
+            as_json,
+        )
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def entry(main: Callable[[], None]) -> NoReturn:
+    """The installed command: `main()`, then out without tearing the interpreter down
+    (module finalizers cost 11 ms here and have nothing left to do: every file, lock,
+    temporary folder and child is closed by then, and the output is flushed first)."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if isinstance(exc.code, str):
+            say_err(exc.code)
+    exit_now(code)
+
+
+def exit_now(code: int) -> NoReturn:
+    """Flush, then exit with `code`; output that cannot be written (a full disk) is a
+    failure, unless nobody reads any more (a closed pipe: nothing left to say)."""
+    from ..fast import prescan as early
+
+    early.discard()  # an early scan this command did not take: its children, its folder
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BrokenPipeError:
+            pass
+        except (OSError, ValueError) as exc:
+            if stream is sys.stdout and code == 0:
+                code = 4
+                with contextlib.suppress(OSError, ValueError):
+                    sys.stderr.write(f"git checkpoint: cannot write the output: {exc}\n")
+                    sys.stderr.flush()
+    os._exit(code)

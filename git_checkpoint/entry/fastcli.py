@@ -1,0 +1,184 @@
+"""`save`, `restore` and `undo` without click: the commands an agent runs most, and the
+ones whose speed the benchmark holds to `git status`.
+
+`parse` reads the common forms of their command lines, exactly as click would read them
+(tests/test_direct.py compares the two), and gives up on anything else: help, --continue,
+`--`, an unknown option, a value that starts with "-", a second argument. Those go to
+cli.py, which says what click says. The bodies below serve both paths.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .console import context, emit, from_cwd, slow_notice
+
+# option -> (the parameter it sets, whether it takes a value, whether it repeats)
+_Spec = dict[str, tuple[str, bool, bool]]
+_SAVE: _Spec = {
+    "-m": ("message", True, False),
+    "--message": ("message", True, False),
+    "--task": ("task", True, False),
+    "--hypothesis": ("hypothesis", True, False),
+    "--next": ("next_move", True, False),
+    "--include": ("include", True, True),
+    "--auto": ("auto", False, False),
+    "--json": ("as_json", False, False),
+}
+_RESTORE: _Spec = {
+    "--dry-run": ("dry_run", False, False),
+    "--move-head": ("move_head", False, False),
+    "--keep-head": ("keep_head", False, False),
+    "--json": ("as_json", False, False),
+}
+_UNDO: _Spec = {
+    "--task": ("task", True, False),
+    "--move-head": ("move_head", False, False),
+    "--keep-head": ("keep_head", False, False),
+    "--json": ("as_json", False, False),
+}
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "save": {
+        "message": "",
+        "task": None,
+        "hypothesis": None,
+        "next_move": None,
+        "include": (),
+        "auto": False,
+        "as_json": False,
+    },
+    "restore": {
+        "checkpoint": None,
+        "dry_run": False,
+        "move_head": False,
+        "keep_head": False,
+        "as_json": False,
+    },
+    "undo": {"task": None, "move_head": False, "keep_head": False, "as_json": False},
+}
+_SPECS = {"save": _SAVE, "restore": _RESTORE, "undo": _UNDO}
+_ARGUMENT = {"restore": "checkpoint"}  # the one optional argument a command takes
+
+
+class Call(NamedTuple):
+    command: str
+    params: dict[str, Any]  # as click hands them to cli.py's command
+
+    @property
+    def as_json(self) -> bool:
+        return self.params["as_json"] is True
+
+
+def parse(argv: list[str]) -> Call | None:
+    """The command and its parameters, as click would parse `argv` (the words after the
+    program's name); None for whatever this reader leaves to click."""
+    if not argv or argv[0] not in _SPECS:
+        return None
+    command, words = argv[0], argv[1:]
+    spec = _SPECS[command]
+    params = dict(_DEFAULTS[command])
+    argument = _ARGUMENT.get(command)
+    given_argument = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if not word.startswith("-") or word == "-":
+            if argument is None or given_argument or word == "-":
+                return None  # click: "Got unexpected extra argument" (or a literal "-")
+            params[argument], given_argument = word, True
+            continue
+        name, eq, attached = word.partition("=") if word.startswith("--") else (word, "", "")
+        if not eq and not word.startswith("--") and len(word) > 2:
+            name, attached, eq = word[:2], word[2:], "="  # -mVALUE
+        if name not in spec:
+            return None  # --help, --continue, --, unknown options: click's to say
+        param, takes_value, repeats = spec[name]
+        if not takes_value:
+            if eq:
+                return None  # click: "Option does not take a value"
+            params[param] = True
+            continue
+        if eq:
+            value = attached
+        elif i < len(words):
+            value = words[i]
+            i += 1
+        else:
+            return None  # click: "Option requires an argument"
+        if value.startswith("-"):
+            return None  # click would take it as the value; this reader does not guess
+        if repeats:
+            params[param] = (*params[param], value)
+        else:
+            params[param] = value
+    return Call(command, params)
+
+
+def run(call: Call) -> int:
+    """Carry out a parsed command; its exit code."""
+    if call.command == "save":
+        return save(**call.params)
+    if call.command == "restore":
+        return restore(resume=False, **call.params)
+    return undo(**call.params)
+
+
+def save(
+    *,
+    message: str,
+    task: str | None,
+    hypothesis: str | None,
+    next_move: str | None,
+    include: tuple[str, ...],
+    auto: bool,
+    as_json: bool,
+) -> int:
+    import dataclasses
+
+    from ..app import save as cmd
+
+    ctx = context()
+    if include:
+        # Like git pathspecs, --include paths are relative to the current folder.
+        rooted = tuple(from_cwd(ctx.repo.root, p) for p in include)
+        ctx = dataclasses.replace(ctx, config=ctx.config.with_include(rooted))
+    with slow_notice("saving the workspace"):
+        result = cmd.run(
+            ctx,
+            task=task,
+            message=message,
+            hypothesis=hypothesis,
+            next_move=next_move,
+            auto=auto,
+        )
+    return emit(result, as_json)
+
+
+def restore(
+    *,
+    checkpoint: str | None,
+    dry_run: bool,
+    move_head: bool,
+    keep_head: bool,
+    resume: bool,
+    as_json: bool,
+) -> int:
+    from ..app import restore as cmd
+
+    result = cmd.run(
+        context(tolerant=True),
+        checkpoint,
+        dry_run=dry_run,
+        move_head=move_head,
+        keep_head=keep_head,
+        resume=resume,
+    )
+    return emit(result, as_json)
+
+
+def undo(*, task: str | None, move_head: bool, keep_head: bool, as_json: bool) -> int:
+    from ..app import undo as cmd
+
+    result = cmd.run(context(tolerant=True), task=task, move_head=move_head, keep_head=keep_head)
+    return emit(result, as_json)

@@ -1,0 +1,584 @@
+"""Trees -> workspace: make the managed set equal to a checkpoint (design.md §4, §9, §11).
+
+The plan is a tree-to-tree diff between a fresh snapshot of the workspace (which becomes
+the safety checkpoint) and the target, so the cost grows with the difference, not the
+repository. Every path is checked before anything is written: the target may be a
+fetched, hostile tree. A journal in the git dir lets an interrupted restore be finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config.model import CONFIG_NAME
+from ..core.errors import GitFailed, Refused
+from ..gitcore.catfile import Tree
+from ..gitcore.repo import EMPTY_BLOB, Repo, git_refuses_path
+from ..save.capture import Snapshot, looks_secret
+from ..storage.journal import Journal as Journal
+from ..storage.journal import read_journal as read_journal
+from ..storage.refs import Checkpoint, ours_for_sure, trees_of
+
+if TYPE_CHECKING:
+    from ..gitcore.catfile import Objects
+
+SYMLINK = 0o120000
+GITLINK = 0o160000
+Entry = tuple[int, str]  # (mode, object id)
+
+
+@dataclass(frozen=True)
+class Write:
+    path: str
+    mode: int
+    oid: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    index_tree: str
+    writes: tuple[Write, ...]
+    removes: tuple[str, ...]
+    # Index entries that differ from the target's: (path, (mode, id)), or None to drop.
+    index_changes: tuple[tuple[str, Entry | None], ...] = ()
+    # Marks (assume-unchanged, skip-worktree) to put back on entries that were rewritten.
+    marks: tuple[tuple[str, str], ...] = ()
+    # Paths to mark again with `git add -N`, as they were when the target was saved.
+    intent_to_add: tuple[str, ...] = ()
+    # Those of them whose file the target does not have (deleted after `git add -N`).
+    intent_gone: tuple[str, ...] = ()
+    # The target's index entry of every written path (None: not in the index).
+    index_entries: tuple[tuple[str, Entry | None], ...] = ()
+    # Submodules whose recorded commit differs: never entered, only reported.
+    gitlinks: tuple[tuple[str, Entry], ...] = ()
+    # W's entries before the restore, of the paths the tree diff named (TreeView.blobs).
+    before: dict[str, Entry | None] = field(default_factory=dict)
+
+
+def check_path(path: str, mode: int = 0o100644) -> None:
+    """Refuse a path git itself would refuse to check out here (absolute, `..`, `.git`)."""
+    if git_refuses_path(path, symlink=mode == SYMLINK):
+        raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")
+
+
+def _tree_key(name: bytes, mode: int) -> bytes:
+    return name + b"/" if mode == 0o040000 else name
+
+
+def _entries(odb: Objects, tree_id: str) -> list[tuple[bytes, int, str]]:
+    """A tree's entries in stored order: (raw name, mode, id)."""
+    tree = odb[tree_id]
+    if not isinstance(tree, Tree):
+        raise ValueError(f"{tree_id} is not a tree")
+    return [(e.name.encode("utf-8", "surrogateescape"), e.filemode, e.id) for e in tree]
+
+
+def check_tree(odb: Objects, tree_id: str | None, against: str | None = None) -> None:
+    """Refuse a tree git fsck would flag (entries out of order or named twice), walking
+    only the subtrees that differ from `against` (a tree of our own, already sound), so
+    the cost grows with the difference.
+    """
+    if tree_id is None or tree_id == against:
+        return
+    known = {}
+    if against is not None:
+        known = {name: oid for name, mode, oid in _entries(odb, against) if mode == 0o040000}
+    previous = b""
+    names: set[bytes] = set()
+    for name, mode, oid in _entries(odb, tree_id):
+        key = _tree_key(name, mode)
+        if name in names or key <= previous:
+            shown = name.decode("utf-8", "replace")
+            raise Refused(f"unsafe checkpoint: tree {tree_id[:12]} has {shown!r} out of order")
+        names.add(name)
+        previous = key
+        if mode == 0o040000:
+            check_tree(odb, oid, known.get(name))
+
+
+class TreeView:
+    """The managed set of a checkpoint or snapshot: tracked tree W plus overlay tree U.
+
+    `blobs`: W's entries a tree diff already gave (None: no file there, maybe a folder),
+    so a path need not be looked up one tree at a time (1,000 paths: 2,000 trees read).
+    """
+
+    def __init__(self, odb: Objects, worktree: str, overlay: str | None) -> None:
+        self.odb = odb
+        self.worktree: Any = odb[worktree]
+        self.worktree_id = worktree
+        self.blobs: dict[str, Entry | None] = {}
+        self.overlay: dict[str, Entry] = {}
+        if overlay is not None:
+            self.walk(odb[overlay], "", self.overlay)
+
+    def walk(self, tree: Any, prefix: str, out: dict[str, Entry]) -> None:
+        for entry in tree:
+            path = f"{prefix}{entry.name}"
+            if entry.filemode == 0o040000:
+                self.walk(self.odb[entry.id], f"{path}/", out)
+            else:
+                out[path] = (int(entry.filemode), str(entry.id))
+
+    def tracked(self, path: str) -> Entry | None:
+        known = self.blobs.get(path)
+        if known is not None:
+            return known
+        try:
+            entry = self.worktree[path]
+        except (KeyError, ValueError):
+            return None
+        return (int(entry.filemode), str(entry.id))
+
+    def get(self, path: str) -> Entry | None:
+        found = self.blobs[path] if path in self.blobs else self.tracked(path)
+        if found is None or found[0] == 0o040000:
+            return self.overlay.get(path)
+        return found
+
+
+Change = tuple[Entry | None, Entry | None]  # a path's entry in two trees (None: no file)
+
+
+def _changes(repo: Repo, old: str, new: str) -> dict[str, Change]:
+    """Paths whose entry differs between two trees, with both entries (git skips equal
+    subtrees: the cost follows the difference, where libgit2's tree diff walks every
+    entry)."""
+    if old == new:
+        return {}
+    argv = ["diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--raw"]
+    out = repo.git(*argv, old, new, env=repo.no_index())
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    changes: dict[str, Change] = {}
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(":"):
+            break
+        old_mode, new_mode, old_id, new_id, _ = meta[1:].split(" ")
+        changes[path] = (_entry(old_mode, old_id), _entry(new_mode, new_id))
+    return changes
+
+
+def _entry(mode: str, oid: str) -> Entry | None:
+    number = int(mode, 8)
+    return (number, oid) if number else None
+
+
+def _learn(changes: dict[str, Change], before: TreeView, after: TreeView) -> None:
+    """What a diff of W's trees says of each path, kept in both views."""
+    for path, (old, new) in changes.items():
+        before.blobs[path] = old
+        after.blobs[path] = new
+
+
+def _views(repo: Repo, current: Snapshot, target: Checkpoint) -> tuple[TreeView, TreeView]:
+    now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
+    then = TreeView(repo.objects, target.worktree_tree, trees_of(repo, target)[1])
+    return now, then
+
+
+def _candidates(repo: Repo, now: TreeView, then: TreeView) -> set[str]:
+    """Paths that may differ between two managed sets, found by tree-to-tree diffs."""
+    changes = _changes(repo, now.worktree_id, then.worktree_id)
+    _learn(changes, now, then)
+    paths = set(changes)
+    paths |= set(now.overlay) ^ set(then.overlay)
+    paths |= {p for p in set(now.overlay) & set(then.overlay) if now.overlay[p] != then.overlay[p]}
+    return paths
+
+
+@contextlib.contextmanager
+def _readable_trees(target: Checkpoint) -> Iterator[None]:
+    """A tree git would not check out (an empty or slashed name) is an unsafe checkpoint."""
+    try:
+        yield
+    except RecursionError:
+        raise Refused(f"unsafe checkpoint {target.name}: its trees nest too deep") from None
+    except GitFailed as exc:
+        raise Refused(f"unsafe checkpoint {target.name}: unreadable tree ({exc})") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # a tree entry that names a blob, a missing object, a truncated tree
+        raise Refused(f"unsafe checkpoint {target.name}: malformed tree ({exc})") from None
+
+
+def managed_differences(repo: Repo, current: Snapshot, target: Checkpoint) -> list[str]:
+    """Paths of the managed set whose content, mode or presence differs from `target`."""
+    with _readable_trees(target):
+        now, then = _views(repo, current, target)
+        return sorted(p for p in _candidates(repo, now, then) if now.get(p) != then.get(p))
+
+
+def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
+    """Every path of every tree of `target` checked, for a full checkout (verify)."""
+    with _readable_trees(target):
+        index_tree, overlay_tree = trees_of(repo, target)
+        tracked: dict[str, Entry] = {}
+        then = TreeView(repo.objects, target.worktree_tree, overlay_tree)
+        then.walk(then.worktree, "", tracked)
+        staged: dict[str, Entry] = {}
+        then.walk(repo.objects[index_tree], "", staged)
+    for path in [*tracked, *then.overlay, *staged]:
+        check_path(path)
+    links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK}
+    for path in then.overlay:
+        parts = path.split("/")
+        parents = {"/".join(parts[:i]) for i in range(1, len(parts))}
+        if parents & links or path in tracked:
+            raise Refused(f"unsafe checkpoint: {path!r} collides with a tracked path or symlink")
+
+
+def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
+    """What must be written and removed so the managed set equals `target`.
+
+    Valid only while the work tree equals `current` — which it does right after the
+    snapshot that becomes the safety checkpoint.
+    """
+    with _readable_trees(target):
+        target_index, target_overlay = trees_of(repo, target)
+        if not ours_for_sure(repo, target):
+            # What libgit2's diff would take on trust: order and uniqueness, checked
+            # first (the cost follows the difference: all of it in a wholesale change).
+            check_tree(repo.objects, target.worktree_tree, current.worktree_tree)
+            check_tree(repo.objects, target_index, current.index_tree)
+            check_tree(repo.objects, target_overlay, current.overlay_tree)
+        now, then = _views(repo, current, target)
+        candidates = _candidates(repo, now, then)
+        index_diff = _changes(repo, current.index_tree, target_index)
+        index_paths = set(index_diff)
+    for path in sorted(candidates | index_paths | set(then.overlay)):
+        check_path(path, (then.get(path) or (0o100644,))[0])
+    for path in then.overlay:
+        if then.tracked(path) is not None:
+            raise Refused(f"unsafe checkpoint: {path!r} is both tracked and untracked")
+    config_entry = then.get(CONFIG_NAME)
+    if config_entry is not None and config_entry[0] not in (0o100644, 0o100755):
+        raise Refused(f"unsafe checkpoint: its {CONFIG_NAME} is not a regular file")
+
+    writes: list[Write] = []
+    removes: list[str] = []
+    gitlinks: list[tuple[str, Entry]] = []
+    for path in sorted(candidates):
+        before, after = now.get(path), then.get(path)
+        if before == after:
+            continue
+        if after is None:
+            if before is not None and before[0] != GITLINK:
+                removes.append(path)
+        elif after[0] == GITLINK:
+            gitlinks.append((path, after))
+        else:
+            writes.append(Write(path, after[0], after[1]))
+    writes += _under_removed(removes, writes, now, then)
+    _check_writes(repo, writes, removes, now, then, adopt=target.remote is None)
+    wanted_index = TreeView(repo.objects, target_index, None)
+    wanted_index.blobs.update((p, new) for p, (_, new) in index_diff.items())
+    index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
+    # `git add -N` entries are in no index tree: carry them by name (manifest) instead.
+    then_ita, gone_ita = _intent_to_add_of(target, then, wanted_index)
+    index_changes += [
+        (p, None)
+        for p in current.intent_to_add
+        if p not in then_ita and p not in index_paths and wanted_index.tracked(p) is None
+    ]
+    return Plan(
+        index_tree=target_index,
+        writes=tuple(writes),
+        removes=tuple(removes),
+        index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
+        marks=tuple((p, m) for p, m in current.flagged if wanted_index.tracked(p) is not None),
+        intent_to_add=tuple(p for p in then_ita if p not in current.intent_to_add),
+        intent_gone=tuple(p for p in gone_ita if p not in current.intent_to_add),
+        index_entries=_index_entries(repo, target, writes, then, wanted_index),
+        gitlinks=tuple(gitlinks),
+        before=now.blobs,
+    )
+
+
+def _under_removed(
+    removes: list[str], writes: list[Write], now: TreeView, then: TreeView
+) -> list[Write]:
+    """The target's files below a path the plan removes (a file or a symlink where the
+    target has a folder): nothing is there once it is gone, whatever the snapshot says
+    (git's status skips the tracked files below a looping symlink)."""
+    out: list[Write] = []
+    writing = {w.path for w in writes}
+    for path in removes:
+        found = then.tracked(path)
+        if found is None or found[0] != 0o040000:
+            continue
+        below: dict[str, Entry] = {}
+        then.walk(then.odb[found[1]], f"{path}/", below)
+        for child, (mode, oid) in sorted(below.items()):
+            if child not in writing and mode != GITLINK:
+                check_path(child, mode)
+                out.append(Write(child, mode, oid))
+    return out
+
+
+# From this many writes, their index entries come from a diff of the target's W and I
+# (one git process) rather than from looking each path up, one tree at a time.
+INDEX_DIFF_FROM = 64
+
+
+def _index_entries(
+    repo: Repo, target: Checkpoint, writes: list[Write], then: TreeView, index: TreeView
+) -> tuple[tuple[str, Entry | None], ...]:
+    """The target's index entry of each written path: where the target's index and W
+    agree (their diff names the paths where they do not), W's, which `then` knows."""
+    if len(writes) < INDEX_DIFF_FROM:
+        return tuple((w.path, index.tracked(w.path)) for w in writes)
+    staged = _changes(repo, target.worktree_tree, index.worktree_id)
+    out: list[tuple[str, Entry | None]] = []
+    for write in writes:
+        in_w = then.blobs.get(write.path)
+        if write.path in staged:
+            entry = staged[write.path][1] or index.tracked(write.path)
+        elif in_w is not None:
+            entry = in_w  # the same entry in the index
+        else:
+            entry = index.tracked(write.path)
+        out.append((write.path, entry))
+    return tuple(out)
+
+
+def _intent_to_add_of(
+    target: Checkpoint, then: TreeView, index: TreeView
+) -> tuple[list[str], list[str]]:
+    """The target's `git add -N` paths: named in its manifest and not in I; all of them,
+    and those whose file it does not have (in no tree of the target)."""
+    named = target.manifest.get("intent_to_add")
+    if not isinstance(named, list):
+        return [], []
+    paths = [p for p in named if isinstance(p, str)]
+    for path in paths:
+        check_path(path)
+    marked = [p for p in paths if index.tracked(p) is None]
+    return marked, [p for p in marked if then.tracked(p) is None]
+
+
+# An unmanaged file a restore overwrites is kept in the safety checkpoint up to this
+# size (the overlay's default limit); a bigger one (a model, a database) is refused.
+ADOPT_MAX_BYTES = 50 << 20
+
+
+def _check_writes(
+    repo: Repo,
+    writes: list[Write],
+    removes: list[str],
+    now: TreeView,
+    then: TreeView,
+    adopt: bool,
+) -> None:
+    """Refuse writes through symlinks, over big unmanaged files, or outside the work
+    tree. An unmanaged file the target holds (ignored or excluded now, under rules the
+    restore puts back first) is kept in the safety checkpoint before it is overwritten
+    (recovery: adopted), up to ADOPT_MAX_BYTES; unless the target was fetched (`adopt`
+    False): another machine's checkpoint never replaces a file this one ignores (an
+    `.env`, a credentials file), it is refused as before.
+    """
+    root = repo.root
+    removing = set(removes)
+    folders: dict[str, str] = {}  # every folder a write passes through -> one such write
+    in_w: set[str] = set()  # of those, the folders above a file of the target's W
+    for write in writes:
+        parts = write.path.split("/")
+        tracked = then.blobs.get(write.path) is not None
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            folders.setdefault(folder, write.path)
+            if tracked:
+                in_w.add(folder)
+    fresh: set[str] = set()  # folders that will be created: nothing below them to check
+    for folder in sorted(folders, key=lambda f: f.count("/")):
+        path = folders[folder]
+        # A folder of W is no symlink there, nor in the overlay (plan_restore refuses
+        # an overlay path W holds): only the others are looked up.
+        entry = None if folder in in_w else then.get(folder)
+        if entry is not None and entry[0] == SYMLINK:
+            raise Refused(
+                f"unsafe checkpoint: {path!r} would be written through symlink {folder!r}"
+            )
+        parent = folder.rpartition("/")[0]
+        if parent in fresh or folder in removing:
+            fresh.add(folder)  # removed first, or below something created fresh
+            continue
+        try:
+            st = os.lstat(root / folder)
+        except (FileNotFoundError, NotADirectoryError):
+            fresh.add(folder)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise Refused(f"refusing to write {path!r} through the symlink {folder!r}")
+        if not stat.S_ISDIR(st.st_mode):
+            raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
+    base = os.fspath(root)  # str, one lstat a path: 1,000s of paths
+    here = cwd_in(base)
+    for write in writes:
+        if write.path.rpartition("/")[0] in fresh:
+            continue  # its folder is made new (a symlink there removed first): not followed
+        try:
+            st = os.lstat(f"{base}/{write.path}")
+        except OSError:
+            continue  # nothing there to overwrite
+        mode = st.st_mode
+        if stat.S_ISDIR(mode):
+            if here is not None and (here == write.path or here.startswith(f"{write.path}/")):
+                raise Refused(  # as git since 2.35: never the folder a shell stands in
+                    f"restore would replace the folder {write.path!r}, which this command "
+                    "runs in, with a file; run it from another folder"
+                )
+            # A folder (or a submodule's checkout) where a file goes: only what the plan
+            # removes may be in it.
+            inside = (
+                os.path.relpath(os.path.join(d, f), root)
+                for d, _, files in os.walk(root / write.path)
+                for f in files
+            )
+            unmanaged = [p for p in inside if p not in removing]
+            if unmanaged or now.get(write.path) is not None:
+                what = "submodule" if (now.get(write.path) or (0,))[0] == GITLINK else "folder"
+                raise Refused(
+                    f"restore would replace the {what} {write.path!r}, which holds files "
+                    f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
+                )
+        elif now.get(write.path) is None and not disk_holds(
+            repo, write.path, (write.mode, write.oid)
+        ):
+            why = _unadoptable(write.path, st, adopt)
+            if why:
+                raise Refused(
+                    f"restore would overwrite {write.path!r}, which is outside the managed "
+                    f"set (ignored or excluded), and {why}; move it away or add it to "
+                    "untracked.include"
+                )
+
+
+def _unadoptable(path: str, st: os.stat_result, adopt: bool) -> str | None:
+    """Why an unmanaged file in a restore's way cannot be kept in the safety checkpoint
+    and replaced (None: it can)."""
+    if not adopt:
+        return "the checkpoint comes from another machine"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        return "it is no file or symlink (a FIFO, a socket or a device)"
+    if looks_secret(path):
+        return "its name says it holds secrets, which are never stored"
+    if st.st_size > ADOPT_MAX_BYTES:
+        return f"it is too big to keep in the safety checkpoint ({st.st_size >> 20} MiB)"
+    return None
+
+
+def cwd_in(root: str) -> str | None:
+    """The folder this command runs in, relative to the work tree (None: outside it)."""
+    try:
+        rel = os.path.relpath(os.getcwd(), root)
+    except (OSError, ValueError):
+        return None
+    return None if rel == ".." or rel.startswith("../") else rel
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def raw_match(odb: Objects, full: Path, mode: int, entry: Entry) -> bool | None:
+    """Whether the file at `full` (of lstat mode `mode`) holds `entry`, from its raw
+    bytes; None when a regular file's bytes differ, which clean filters (autocrlf, LFS)
+    may still explain: then only git can tell.
+    """
+    if stat.S_ISLNK(mode):
+        return entry[0] == SYMLINK and odb[entry[1]].read_raw() == os.fsencode(os.readlink(full))
+    if not stat.S_ISREG(mode):
+        return False
+    with open(full, "rb") as fh:
+        same = blob_id(fh.read()) == entry[1]
+    if entry[0] == SYMLINK:  # core.symlinks=false: git writes a link as a file of its text
+        return same
+    return True if same else None
+
+
+def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
+    """Whether the file at `path` holds exactly `entry` (through clean filters)."""
+    full = repo.root / path
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return False
+    matched = raw_match(repo.objects, full, st.st_mode, entry)
+    if matched is not None:
+        return matched
+    oid = repo.git("hash-object", "--path", path, "--", path).decode().strip()
+    return oid == entry[1]
+
+
+_MISSING, _OTHER, _FOLDER = 0, 1, 2
+
+
+def through_folders(root: Path, path: str, known: dict[str, int] | None = None) -> bool:
+    """Whether every folder above `path` is a real folder (no symlink to follow out); a
+    missing one ends the walk (nothing below it). `known`: what one pass over many
+    paths has already looked up (folder -> kind), as git's checkout keeps its lstat
+    cache of leading paths."""
+    known = {} if known is None else known
+    base = os.fspath(root)
+    end = path.find("/")
+    while end > 0:
+        folder = path[:end]
+        kind = known.get(folder)
+        if kind is None:
+            try:
+                kind = _FOLDER if stat.S_ISDIR(os.lstat(f"{base}/{folder}").st_mode) else _OTHER
+            except FileNotFoundError:
+                kind = _MISSING
+            known[folder] = kind
+        if kind != _FOLDER:
+            return kind == _MISSING
+        end = path.find("/", end + 1)
+    return True
+
+
+def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
+    """Paths the plan removed that are somehow still there, and an index that differs
+    (`left`: paths deliberately left alone, already reported).
+    """
+    folders = {os.path.dirname(w.path) for w in plan.writes}
+    out = [
+        p
+        for p in plan.removes
+        if p not in left
+        and os.path.lexists(repo.root / p)
+        and through_folders(repo.root, p)  # not a file a new symlink above it shows
+        and not (
+            os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
+        )
+    ]
+    if plan.index_changes:
+        wanted = {p: e for p, e in plan.index_changes if e is not None}
+        # Name the paths while the command line stays short; past that, read the index.
+        paths = [p for p, _ in plan.index_changes] if len(plan.index_changes) <= 1000 else []
+        listed = repo.git_lines(
+            "ls-files", "-s", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
+        )
+        found = {}
+        for item in listed:
+            meta, _, path = item.partition("\t")
+            mode, oid, stage = meta.split()
+            found[path] = (int(mode, 8), oid) if stage == "0" else None
+        # A path the plan dropped and then marked intent-to-add (`git add -N`, as the
+        # target has it) holds git's placeholder: the empty blob, at stage 0.
+        marked = set(plan.intent_to_add)
+        out += [
+            f"(index) {p}"
+            for p, e in plan.index_changes
+            if found.get(p) != wanted.get(p) and not (p in marked and _placeholder(found.get(p)))
+        ]
+    return out
+
+
+def _placeholder(entry: Entry | None) -> bool:
+    return entry is not None and entry[1] == EMPTY_BLOB and entry[0] in (0o100644, 0o100755)

@@ -1,0 +1,254 @@
+"""Is a shell command line risky: could it delete or overwrite work a checkpoint should keep?
+
+The line is read as shell (`shellwords`), cut into simple commands, and each is judged by
+the tables in `risk_rules`. Risky means it deletes, overwrites or rewrites files, changes
+dependencies or a database, or we cannot tell: an extra (deduplicated) save is cheap, a
+missed one loses work. Standard library only: this runs on every agent tool call.
+
+Patterns from `.checkpoint.yaml` (`hooks.risky_commands`, `hooks.harmless_commands`) are
+matched against each simple command, normalized: leading `VAR=value` words and wrappers
+(sudo, env, nohup, time, command, exec, xargs, timeout, nice, …) removed, quotes removed,
+words joined by single spaces; it is tried as typed and with the program's base name
+(`/usr/bin/rm -r x` is also `rm -r x`). A pattern with `*`, `?` or `[` is a glob that must
+match the whole normalized command. Any other pattern is whole words: a risky pattern
+matches wherever its words appear in a row (`terraform apply` matches `terraform apply
+-auto-approve`), a harmless pattern only where the command starts with them (`make
+deploy` covers `make deploy ENV=dev`, not `echo x; make deploy`, which is two commands
+anyway). A harmless pattern clears the command itself, never its redirections or its
+`$(…)`; when both kinds match, risky wins.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .programs import judge
+from .shellwords import UNKNOWN, ShellSyntaxError, Token, tokenize
+from .tables import program_name, show
+
+
+@dataclass(frozen=True)
+class Verdict:
+    risky: bool
+    reason: str  # e.g. "git reset --hard discards changes", "rm removes files", "" when harmless
+
+
+def classify(
+    command: str,
+    *,
+    risky_patterns: Sequence[str] = (),
+    harmless_patterns: Sequence[str] = (),
+    cwd: str | None = None,
+) -> Verdict:
+    """Judge a shell command line. `cwd` is the folder it runs in; without it, a path's
+    existence (`> file`, `git checkout name`, `cp a b`) is unknown, and so risky."""
+    ctx = Ctx(
+        tuple(p for p in risky_patterns if p.strip()),
+        tuple(p for p in harmless_patterns if p.strip()),
+        cwd,
+    )
+    try:
+        reason = ctx.line(command)
+    except (ShellSyntaxError, RecursionError) as exc:
+        reason = f"cannot read the command line ({exc})"
+    except Exception as exc:  # a rule's bug must not break a hook: unsure, so risky
+        reason = f"cannot judge the command line ({type(exc).__name__}: {exc})"
+    return Verdict(bool(reason), reason or "")
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_REDIRECTS = frozenset((">", ">|", ">>", "&>", "&>>", ">&", "<", "<<", "<<-", "<<<", "<>", "<&"))
+_CLOBBERING = frozenset((">", ">|", "&>", ">&"))
+_HARMLESS_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+MAX_DEPTH = 8
+
+
+class Ctx:
+    """Where a command runs, and the project's patterns; passed to every rule."""
+
+    def __init__(
+        self,
+        risky: tuple[str, ...],
+        harmless: tuple[str, ...],
+        cwd: str | None,
+        depth: int = 0,
+        functions: set[str] | None = None,
+    ) -> None:
+        self.risky, self.harmless, self.cwd, self.depth = risky, harmless, cwd, depth
+        # Functions the line defines: their bodies were judged where they were defined.
+        self.functions = set() if functions is None else functions
+
+    def at(self, cwd: str | None) -> Ctx:
+        return Ctx(self.risky, self.harmless, cwd, self.depth, self.functions)
+
+    def deeper(self) -> Ctx:
+        if self.depth >= MAX_DEPTH:
+            raise ShellSyntaxError("commands nested too deeply")
+        return Ctx(self.risky, self.harmless, self.cwd, self.depth + 1, self.functions)
+
+    # -- a whole line: simple commands joined by ; && || | & ( ) ---------------------------
+
+    def line(self, text: str) -> str | None:
+        """The reason the first risky simple command of `text` is risky, or None."""
+        ctx = self.deeper()
+        tokens = tokenize(text)
+        saved_cwds: list[str | None] = []
+        words: list[Token] = []
+        redirects: list[tuple[str, Token]] = []
+        pending: str | None = None
+        pattern = False  # reading a `case` pattern, up to its `)`: words that never run
+        cases = 0
+        for i, tok in enumerate(tokens):
+            if pattern:
+                if tok.kind == "word" and tok.text == "esac":
+                    pattern, cases = False, cases - 1
+                elif tok.kind == "op" and tok.text == ")":
+                    pattern = False
+            elif tok.kind == "sub":
+                reason = next(filter(None, map(ctx.line, tok.subs)), None)
+                if reason:
+                    return reason
+            elif tok.kind == "word":
+                if pending is not None:
+                    redirects.append((pending, tok))
+                    pending = None
+                else:
+                    words.append(tok)
+                if [w.text for w in words[::2]] == ["case", "in"]:  # case WORD in
+                    words, pattern, cases = [], True, cases + 1
+            elif pending is not None:
+                raise ShellSyntaxError(f"nothing after {pending}")
+            elif tok.text in _REDIRECTS:
+                pending = tok.text
+            elif tok.text == "(" and len(words) == 1 and tokens[i + 1 : i + 2] == [_CLOSE]:
+                ctx.functions.add(words[0].text)  # `name()` defines a function
+                words = []
+            else:
+                reason = ctx.simple(words, redirects)
+                if reason:
+                    return reason
+                words, redirects = [], []
+                if tok.text in (";;", ";&", ";;&") and cases:
+                    pattern = True
+                elif tok.text == "(":
+                    saved_cwds.append(ctx.cwd)
+                elif tok.text == ")" and saved_cwds:
+                    ctx = ctx.at(saved_cwds.pop())
+        if pending is not None:
+            raise ShellSyntaxError(f"nothing after {pending}")
+        return ctx.simple(words, redirects)
+
+    def simple(self, words: list[Token], redirects: list[tuple[str, Token]]) -> str | None:
+        """Judge one simple command; a harmless `cd` moves this context's folder."""
+        for tok in [*words, *(t for _, t in redirects)]:
+            reason = next(filter(None, map(self.line, tok.subs)), None)
+            if reason:
+                return reason
+        for op, target in redirects:
+            reason = self.redirect(op, target.text)
+            if reason:
+                return reason
+        argv = [t.text for t in words]
+        reason = self.argv(argv)
+        if reason is None:
+            self.cwd = _after_cd(argv, self.cwd)
+            if argv[:1] == ["function"] and len(argv) > 1:
+                self.functions.add(argv[1])
+        return reason
+
+    def redirect(self, op: str, target: str) -> str | None:
+        if op not in _CLOBBERING or (op == ">&" and (target.isdigit() or target == "-")):
+            return None
+        clobbers = self.clobbers(target)
+        if clobbers is None:
+            return f"{op} {show(target)} may overwrite a file"
+        return f"{op} overwrites {target}" if clobbers else None
+
+    # -- one simple command as words ---------------------------------------------------
+
+    def argv(self, argv: list[str]) -> str | None:
+        while argv and _ASSIGNMENT.match(argv[0]):
+            argv = argv[1:]
+        if not argv:
+            return None
+        if UNKNOWN in argv[0]:
+            return f"{show(argv[0])} names its command at run time"
+        if argv[0] in self.functions:
+            return None
+        typed = [show(w) for w in argv]
+        forms = [typed, [os.path.basename(typed[0]), *typed[1:]]]
+        for pattern in self.risky:
+            if _matches(pattern, forms, anywhere=True):
+                return f"matches hooks.risky_commands {pattern!r}"
+        for pattern in self.harmless:
+            if _matches(pattern, forms, anywhere=False):
+                return None
+        return judge(program_name(argv[0]), argv[1:], self)
+
+    # -- paths -------------------------------------------------------------------------
+
+    def path(self, path: str) -> str | None:
+        """The absolute path, or None when it is unknown (computed, a glob, no cwd)."""
+        if UNKNOWN in path or any(c in path for c in "*?["):
+            return None
+        if os.path.isabs(path):
+            return path
+        return os.path.join(self.cwd, path) if self.cwd is not None else None
+
+    def exists(self, path: str) -> bool | None:
+        full = self.path(path)
+        return None if full is None else os.path.lexists(full)
+
+    def clobbers(self, path: str) -> bool | None:
+        """Writing to `path` replaces an existing file (None: cannot tell). A scratch file
+        (`> /tmp/test.log`) is no work to keep, unless the work itself is in /tmp."""
+        if path in _HARMLESS_TARGETS or path.startswith("/dev/fd/"):
+            return False
+        full = self.path(path)
+        if full is None:
+            return None
+        if _scratch(full) and not _scratch(self.cwd or "/"):
+            return False
+        return os.path.lexists(full) and not os.path.isdir(full)
+
+
+_CLOSE = Token("op", ")")
+
+
+def _scratch(path: str) -> bool:
+    folders = ("/tmp", "/var/tmp", "/dev/shm", os.environ.get("TMPDIR", "/tmp").rstrip("/"))
+    path = os.path.normpath(path)
+    return any(path == f or path.startswith(f + "/") for f in folders if f)
+
+
+def _matches(pattern: str, forms: list[list[str]], *, anywhere: bool) -> bool:
+    if any(c in pattern for c in "*?["):
+        from fnmatch import fnmatchcase  # only projects with glob patterns pay for it
+
+        return any(fnmatchcase(" ".join(words), pattern) for words in forms)
+    want = pattern.split()
+    n = len(want)
+    for words in forms:
+        starts = range(len(words) - n + 1) if anywhere else range(1)
+        if any(words[i : i + n] == want for i in starts):
+            return True
+    return False
+
+
+def _after_cd(argv: list[str], cwd: str | None) -> str | None:
+    while argv and _ASSIGNMENT.match(argv[0]):
+        argv = argv[1:]
+    if not argv or argv[0] not in ("cd", "pushd"):
+        return cwd
+    operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    if not operands:
+        return os.environ.get("HOME")
+    target = operands[0]
+    if target == "-" or UNKNOWN in target:
+        return None
+    if os.path.isabs(target):
+        return os.path.normpath(target)
+    return os.path.normpath(os.path.join(cwd, target)) if cwd is not None else None

@@ -1,0 +1,627 @@
+"""Workspace -> trees: what a checkpoint captures (design.md §4).
+
+Tracked files go through a temporary copy of the real index (mtime kept, so unchanged
+files cost a stat, not a hash, and racily-clean entries stay suspect); untracked files
+form the overlay. The user's index and work tree are never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fnmatch
+import os
+import re
+import stat
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..config.model import SECRET_PATTERNS, Config
+from ..core.errors import GitFailed, Refused
+from ..fast import prescan as early
+from ..fast import quickstate
+from ..fast.quickstate import include_argv
+from ..gitcore import indexfile
+from ..gitcore.repo import Repo, concurrently, git_refuses_path, nul_list
+from ..gitcore.scan import Scan, exclude_matcher, parse_status, scan, stage
+from ..gitcore.spawn import FLAGGED_ARGV, Spawned
+from . import graft
+from .graft import GITLINK
+
+# Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
+# index) beats matching that many pathspecs against every entry.
+STAGE_PATHS_MAX = 500
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    base: str | None  # HEAD's commit, None on an unborn HEAD
+    branch: str | None  # None when detached
+    worktree_tree: str
+    index_tree: str
+    overlay_tree: str | None  # None when the overlay is empty
+    overlay_files: tuple[str, ...]
+    overlay_bytes: int
+    secrets_left_out: tuple[str, ...]
+    nested_repos_left_out: tuple[str, ...]
+    # Index entries marked assume-unchanged ("h") or skip-worktree ("S"): path -> mark.
+    flagged: tuple[tuple[str, str], ...] = ()
+    # Entries added with `git add -N`: in W (they are tracked), not in the index tree.
+    intent_to_add: tuple[str, ...] = ()
+    # What the quick auto-save path needs from this capture (only when asked to keep it).
+    seed: quickstate.Seed | None = field(default=None, compare=False, repr=False)
+
+
+def _any_of(patterns: Iterable[str], prefix: str = "") -> re.Pattern[str]:
+    return re.compile("|".join(prefix + fnmatch.translate(p.lower()) for p in patterns))
+
+
+# One regex each, over the lowercased name or path: `.ENV` is as secret as `.env`.
+_SECRET_NAMES = _any_of(p for p in SECRET_PATTERNS if "/" not in p)
+_SECRET_TAILS = _any_of((p for p in SECRET_PATTERNS if "/" in p), prefix="(?:.*/)?")
+
+
+def looks_secret(path: str, allow: Iterable[str] = ()) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if any(fnmatch.fnmatchcase(path, pat) or fnmatch.fnmatchcase(name, pat) for pat in allow):
+        return False
+    return bool(_SECRET_NAMES.match(name.lower()) or _SECRET_TAILS.match(path.lower()))
+
+
+def _exclude_args(cfg: Config) -> list[str]:
+    return [f"--exclude={pattern}" for pattern in cfg.exclude]
+
+
+def list_overlay_candidates(repo: Repo, cfg: Config) -> list[str]:
+    """Untracked paths that save would consider: non-ignored ones, plus the includes."""
+    return overlay_candidates(repo, cfg, None)[0]
+
+
+def overlay_candidates(
+    repo: Repo, cfg: Config, untracked: Iterable[str] | None, seen: list[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(the overlay candidates, the includes' own listing). `untracked`: a scan's list of
+    untracked, non-ignored paths, so that only the excludes are left to apply."""
+    excludes = _exclude_args(cfg)
+    matcher = None if untracked is None else exclude_matcher(cfg.exclude, repo.ignore_case())
+    if untracked is not None and matcher is not None:
+        paths = [p for p in untracked if not matcher(p)]
+    else:
+        paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
+    if seen is None:  # else: the caller ran the same listing already
+        argv = include_argv(repo.root, excludes, cfg.include)
+        seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
+    return sorted(set(paths + seen)), seen
+
+
+def split_overlay(paths: list[str], cfg: Config) -> tuple[list[str], list[str], list[str]]:
+    """(captured, secret-named left out, left out because git does not store them:
+    nested repositories, and names git refuses such as `GIT~1` or `.git.`).
+    """
+    captured: list[str] = []
+    secrets: list[str] = []
+    nested: list[str] = []
+    for path in paths:
+        if path.endswith("/") or git_refuses_path(path):
+            nested.append(path)  # a nested repository is never entered
+        elif looks_secret(path, cfg.secrets_allow):
+            secrets.append(path)
+        else:
+            captured.append(path)
+    return captured, secrets, nested
+
+
+def _check_overlay_limits(root: Path, files: list[str], cfg: Config) -> int:
+    total = 0
+    sizes: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    for path in files:
+        try:
+            st = os.lstat(root / path)
+        except (FileNotFoundError, NotADirectoryError):  # gone since the scan
+            continue
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        total += size
+        parts = path.split("/")
+        folder = (
+            "/".join(parts[:2]) + "/"
+            if len(parts) > 2
+            else (parts[0] + "/" if len(parts) > 1 else ".")
+        )
+        sizes[folder] += size
+        counts[folder] += 1
+    if total <= cfg.overlay_max_bytes and len(files) <= cfg.overlay_max_files:
+        return total
+    by_files = len(files) > cfg.overlay_max_files
+    ranked = (counts if by_files else sizes).most_common(3)
+    largest = ", ".join(
+        f"{folder} ({counts[folder]} files, {_human_size(sizes[folder])})" for folder, _ in ranked
+    )
+    top = next((f for f, _ in ranked if f != "."), None)
+    hint = f"; add `untracked.exclude: [{top}]` to .checkpoint.yaml" if top else ""
+    raise Refused(
+        f"overlay too large: {len(files)} untracked files, {_human_size(total)} "
+        f"(limit {cfg.overlay_max_files} files, {_human_size(cfg.overlay_max_bytes)}); "
+        f"largest: {largest}{hint}"
+    )
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def _intent_to_add(repo: Repo, env: dict[str, str], index_tree: str) -> list[str]:
+    """`git add -N` entries, which git shows as added in the work tree (or as deleted
+    when the file is gone, told from a real deletion by their absence from the index
+    tree). Only an index of version 3 or later can hold them, so the common version-2
+    index costs nothing here.
+    """
+    try:
+        with open(env["GIT_INDEX_FILE"], "rb") as fh:
+            header = fh.read(8)
+    except FileNotFoundError:  # no index yet
+        return []
+    if len(header) < 8 or int.from_bytes(header[4:8], "big") < 3:
+        return []
+    listed = repo.git_lines("diff-files", "-z", "--name-status", "--diff-filter=AD", env=env)
+    pairs = list(zip(listed[::2], listed[1::2], strict=True))
+    added = [path for status, path in pairs if status == "A"]
+    gone = [path for status, path in pairs if status == "D"]
+    if gone:  # an intent-to-add entry whose file was removed: in no index tree
+        in_tree = set(
+            repo.git_lines(
+                "ls-tree", "-r", "-z", "--name-only", "--full-tree", index_tree, "--", *gone
+            )
+        )
+        added += [p for p in gone if p not in in_tree]
+    return added
+
+
+MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
+
+
+def _flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
+    """Index entries marked assume-unchanged or skip-worktree: path -> marks ("h", "S"
+    or both). Neither `status` nor `add -u` looks at their files."""
+    return _marks(repo.git(*FLAGGED_ARGV, env=env))
+
+
+def _marks(out: bytes) -> dict[str, str]:
+    """`ls-files -v -z` output: path -> marks, for the marked entries only."""
+    flagged: dict[str, str] = {}
+    if out.count(b"\0") == out.count(b"\0H ") + out.startswith(b"H "):
+        return flagged  # every entry is a plain "H": the common case, at C speed
+    for item in out.decode("utf-8", "surrogateescape").split("\0")[:-1]:
+        tag, path = item[0], item[2:]
+        marks = ("h" if tag.islower() else "") + ("S" if tag in "Ss" else "")
+        if marks:
+            flagged[path] = marks
+    return flagged
+
+
+def _capture_flagged(repo: Repo, env: dict[str, str], flagged: dict[str, str]) -> None:
+    """A flagged file that is on disk may hold edits: hash it too (in the temporary
+    index only)."""
+    present = [p for p in flagged if os.path.lexists(repo.root / p)]
+    # One mark per call: given both options at once, git 2.39 drops the entries.
+    for mark, option in MARK_OPTIONS:
+        chosen = [p for p in present if mark in flagged[p]]
+        if chosen:
+            repo.git(
+                "update-index", f"--no-{option}", "-z", "--stdin", stdin=nul_list(chosen), env=env
+            )
+    if present:
+        repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(present), env=env)
+
+
+def _resolve_unmerged(repo: Repo, env: dict[str, str]) -> None:
+    """Stage the work tree's version of every conflicted path (or its absence), as
+    `git add` would when the user resolves it: only in the temporary index.
+    """
+    listed = repo.git_lines("ls-files", "-u", "-z", env=env)  # "mode id stage\tpath"
+    paths = sorted({item.partition("\t")[2] for item in listed})
+    repo.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_list(paths), env=env)
+
+
+def _sparse_option(repo: Repo) -> tuple[str, ...]:
+    """In a sparse checkout, `add -u` passes over tracked files outside the cone even when
+    they are on disk (git >= 2.37 clears their skip-worktree bit): `--sparse` takes them.
+    """
+    return ("--sparse",) if (repo.git_dir / "info" / "sparse-checkout").is_file() else ()
+
+
+def _stage_all(
+    repo: Repo, env: dict[str, str], sparse: tuple[str, ...], scanned: Scan | None
+) -> None:
+    """The temporary index brought to the work tree, where a graft does not serve."""
+    if scanned is None:
+        repo.git("add", "-u", *sparse, env=env)
+    elif len(scanned.changed) > STAGE_PATHS_MAX:
+        repo.git("add", "-u", env=env)
+    else:
+        stage(repo, env, scanned.changed)
+
+
+# The includes' listing started ahead (start_listing): its argv, its git child.
+Listing = tuple[list[str], Spawned]
+
+
+def start_listing(repo: Repo, cfg: Config) -> Listing | None:
+    """Start the includes' `ls-files -o` now, beside what comes before the capture (it
+    waits for the scan anyway); capture_workspace takes it when its argv is the same."""
+    argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+    if argv is None:
+        return None
+    return argv, Spawned(argv, str(repo.root), env={"GIT_LITERAL_PATHSPECS": "1"})
+
+
+def capture_workspace(
+    repo: Repo,
+    cfg: Config,
+    *,
+    allow_unmerged: bool = False,
+    keep: bool = False,
+    listing: Listing | None = None,
+) -> Snapshot:
+    """Hash the workspace into trees without touching the user's index or work tree.
+
+    An index with unmerged paths (a conflicted merge) is refused, unless the caller only
+    reads (`status`, `diff`, `resume`: `allow_unmerged`), for which each conflicted path
+    counts as its work-tree version. Such a snapshot is never saved.
+
+    One `git status` scan against a copy of the index finds both the changed tracked
+    files and the untracked ones; W is the index tree with the changed files grafted in
+    (graft.py). The index tree, the index's marks and the includes' listing are read
+    beside the scan. A sparse checkout, marked entries, a conflict or a case the graft
+    leaves alone take `add -u` + `write-tree` on the copy instead.
+    `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
+    `listing`: the includes' listing, started ahead (start_listing; the caller waits
+    for it in the end, whatever became of the capture).
+    """
+    try:
+        return _capture(repo, cfg, allow_unmerged=allow_unmerged, keep=keep, listing=listing)
+    except GitFailed as exc:
+        odd = _UNSUPPORTED.search(exc.stderr)
+        if odd is None:
+            raise
+        raise Refused(
+            f"{odd.group(1)!r} is no file, symlink or folder (a FIFO, a socket or a device): "
+            "git cannot store it; move it away, then try again"
+        ) from None
+
+
+# git's words for a tracked path that became a FIFO, a socket or a device.
+_UNSUPPORTED = re.compile(r"error: (.+): unsupported file type")
+
+
+def _capture(
+    repo: Repo,
+    cfg: Config,
+    *,
+    allow_unmerged: bool,
+    keep: bool,
+    listing: Listing | None,
+) -> Snapshot:
+    started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
+    base, branch = repo.head()
+    if started is not None and (started.before is None or started.head != base):
+        started.close()  # HEAD moved since the index was copied: its base is unknown
+        started = None
+    if started is not None and started.before is not None:
+        before = started.before if keep else None
+    else:
+        before = quickstate.before_scan(repo, recording=True) if keep else None
+    sparse = _sparse_option(repo)
+    kept: str | None = None
+    ahead: Ahead | None = None
+    with _scratch_indexes(repo, started, wait=bool(sparse)) as (env, tree_env):
+        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env, started, listing)
+        scanned: Scan | None
+        include_seen: list[str] | None
+        if fast is not None:
+            tracked, scanned, changed_stats, include_seen, ahead = fast
+            # The quick check vouches by stat data: a submodule's folder has none that
+            # moves with its commit, so a moved submodule keeps nothing for it.
+            moved = any(scanned.modes.get(p) == GITLINK for p in scanned.changed)
+            if keep and not moved and os.path.exists(env["GIT_INDEX_FILE"]):
+                kept = quickstate.keep_path(repo)
+                os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
+        else:
+            tracked, scanned = _staged_capture(repo, env, sparse, allow_unmerged)
+            changed_stats, include_seen = {}, None
+    return finish_snapshot(
+        repo,
+        cfg,
+        replace(tracked, base=base, branch=branch),
+        untracked=scanned.untracked if scanned is not None else None,
+        deleted=scanned.deleted if scanned is not None else (),
+        before=before,
+        kept=kept,
+        changed_stats=changed_stats,
+        include_seen=include_seen,
+        ahead=ahead,
+    )
+
+
+@contextlib.contextmanager
+def _scratch_indexes(
+    repo: Repo, started: early.Early | None, wait: bool
+) -> Iterator[tuple[dict[str, str], dict[str, str]]]:
+    """Two copies of the index (the scan's, and write-tree's): the early scan's when the
+    launcher started one (`wait`: once its git commands are done), else new ones."""
+    if started is not None:
+        with started:
+            if wait:  # done with their copies before anyone else writes them
+                started.wait()
+            yield started.env, started.tree_env
+        return
+    index = repo.git_dir / "index"
+    with repo.temp_index(seed=index) as env, repo.temp_index(seed=index) as tree_env:
+        yield env, tree_env
+
+
+def _fast_capture(
+    repo: Repo,
+    cfg: Config,
+    env: dict[str, str],
+    tree_env: dict[str, str],
+    started: early.Early | None = None,
+    ahead_listing: Listing | None = None,
+) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str], Ahead | None] | None:
+    """The common case: the scan (on `env`'s index), the index tree (`tree_env`'s copy:
+    write-tree writes its index), the marks and the includes' listing, side by side
+    (the first three from the early scan when it ran them without a failure); then W's
+    graft beside the overlay's tree."""
+    argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+
+    def listing() -> list[str]:
+        if ahead_listing is not None and ahead_listing[0] == argv:
+            out = ahead_listing[1].result()
+            if out is not None:  # else it failed: run again, and say why
+                return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+        return repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
+
+    outputs, seen = (
+        concurrently(lambda: started.results(_marks), listing) if started else (None, None)
+    )
+    try:
+        if started is not None and outputs is not None and seen is not None:
+            status, tree, flagged = outputs
+            scanned = replace(parse_status(status), errors=started.status_errors)
+            index_tree = tree.decode().strip()
+        else:
+            scanned, index_tree, flagged, seen = concurrently(
+                lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
+                lambda: repo.git("write-tree", env=tree_env).decode().strip(),
+                lambda: _flagged(repo, tree_env),
+                listing,
+            )
+    except GitFailed as exc:
+        if "unmerged" in exc.stderr or "merge" in exc.stderr:
+            return None  # the staged path refuses it, or resolves it for a read-only caller
+        raise
+    if flagged or scanned.unmerged:
+        return None
+    scanned = _behind_looping_links(repo, index_tree, scanned, seen)
+    intent_to_add = _intent_to_add(repo, tree_env, index_tree)
+    changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
+    worktree_tree, ahead = concurrently(
+        lambda: graft.graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
+        lambda: _overlay_ahead(repo, cfg, scanned.untracked, seen),
+    )
+    if worktree_tree is None:
+        return None
+    tracked = _tracked(worktree_tree, index_tree, {}, intent_to_add)
+    return tracked, scanned, changed_stats, seen, ahead
+
+
+def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> Scan:
+    """`scanned` with the tracked files below a symlink that loops (`d/a -> a`, where a
+    tracked folder was) counted as gone, as git counts them below any other symlink:
+    status meets ELOOP there, says so on stderr and skips them, so the snapshot would
+    keep their index entries (beside the link, when the link is saved: a checkpoint no
+    restore accepts)."""
+    gone = looping_entries(repo, index_tree, scanned, seen)
+    gone = [p for p in gone if p not in scanned.modes]
+    if not gone:
+        return scanned
+    return replace(
+        scanned,
+        changed=(*scanned.changed, *gone),
+        deleted=(*scanned.deleted, *gone),
+        modes={**scanned.modes, **{p: "000000" for p in gone}},
+    )
+
+
+def looping_entries(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> list[str]:
+    """Tracked paths that a symlink looping above them hides: the ones status named on
+    stderr (in any language: a line starting with the path, which lstat finds looping),
+    and those below an untracked or included symlink that loops (a caller's status may
+    not have kept its stderr)."""
+    found: set[str] = set()
+    for line in scanned.errors.decode("utf-8", "surrogateescape").splitlines():
+        at = line.find(": ")
+        while at > 0:
+            if loops_at(repo, line[:at]):
+                found.add(line[:at])
+                break
+            at = line.find(": ", at + 1)
+    links = [p for p in [*scanned.untracked, *seen] if not p.endswith("/") and loops_at(repo, p)]
+    if links:
+        argv = ["ls-tree", "-r", "-z", "--name-only", index_tree, "--", *links]
+        below = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"})
+        inside = tuple(f"{q}/" for q in links)
+        found.update(p for p in below if p.startswith(inside))
+    return sorted(found)
+
+
+def loops_at(repo: Repo, path: str) -> bool:
+    """Whether looking at `path` meets a symlink that loops (ELOOP)."""
+    full = os.path.join(repo.root, path)
+    try:
+        os.stat(full)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+# The overlay hashed ahead of finish_snapshot: (its files, their stat data taken before
+# hashing, its tree, its bytes).
+Ahead = tuple[tuple[str, ...], dict[str, list[int] | None], str | None, int]
+
+
+def _overlay_ahead(
+    repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]
+) -> Ahead | None:
+    """finish_snapshot's overlay, hashed beside the graft; None where finish_snapshot
+    refuses (secret names under `block`), which it then does itself. Over the limits,
+    Refused as finish_snapshot would, before any file is hashed."""
+    candidates, _ = overlay_candidates(repo, cfg, untracked, seen)
+    files, secrets, _ = split_overlay(candidates, cfg)
+    if secrets and cfg.secrets_on_save == "block":
+        return None
+    stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
+    size = _check_overlay_limits(repo.root, files, cfg)
+    return tuple(files), stats, _overlay_tree(repo, files), size
+
+
+def _staged_capture(
+    repo: Repo, env: dict[str, str], sparse: tuple[str, ...], allow_unmerged: bool
+) -> tuple[Snapshot, Scan | None]:
+    """W by `add -u` + `write-tree` on the copy of the index."""
+    try:
+        index_tree = repo.git("write-tree", env=env).decode().strip()
+    except GitFailed as exc:
+        if "unmerged" not in exc.stderr and "merge" not in exc.stderr:
+            raise
+        if not allow_unmerged:
+            raise Refused(
+                "the index has unmerged paths (a conflicted merge, rebase or stash pop): "
+                "resolve them and `git add` them (or abort the operation), then try again"
+            ) from None
+        _resolve_unmerged(repo, env)
+        index_tree = repo.git("write-tree", env=env).decode().strip()
+    intent_to_add = _intent_to_add(repo, env, index_tree)
+    flagged = _flagged(repo, env)
+    scanned = None if sparse else scan(repo, Path(env["GIT_INDEX_FILE"]))
+    _stage_all(repo, env, sparse, scanned)
+    _capture_flagged(repo, env, flagged)
+    if scanned is not None:  # what add -u skips as status does: below a looping link
+        hidden = looping_entries(repo, index_tree, scanned, [])
+        if hidden:
+            argv = ["update-index", "--force-remove", "-z", "--stdin"]
+            repo.git(*argv, stdin=nul_list(hidden), env=env)
+    worktree_tree = repo.git("write-tree", env=env).decode().strip()
+    return _tracked(worktree_tree, index_tree, flagged, intent_to_add), scanned
+
+
+def _tracked(
+    worktree_tree: str, index_tree: str, flagged: dict[str, str], intent_to_add: list[str]
+) -> Snapshot:
+    """A snapshot of the tracked files (finish_snapshot adds the overlay)."""
+    return Snapshot(
+        base=None,
+        branch=None,
+        worktree_tree=worktree_tree,
+        index_tree=index_tree,
+        overlay_tree=None,
+        overlay_files=(),
+        overlay_bytes=0,
+        secrets_left_out=(),
+        nested_repos_left_out=(),
+        flagged=tuple(flagged.items()),
+        intent_to_add=tuple(intent_to_add),
+    )
+
+
+def finish_snapshot(
+    repo: Repo,
+    cfg: Config,
+    tracked: Snapshot,
+    *,
+    untracked: tuple[str, ...] | None,
+    deleted: tuple[str, ...],
+    before: quickstate.Before | None,
+    kept: str | None,
+    include_seen: list[str] | None = None,
+    prior_overlay: tuple[dict[str, list[int] | None], str | None, int] | None = None,
+    changed_stats: dict[str, list[int] | None] | None = None,
+    kept_stamp_ns: int | None = None,
+    ahead: Ahead | None = None,
+) -> Snapshot:
+    """Add the overlay to a snapshot of the tracked files. `untracked`: a scan's list
+    (else ls-files scans); `kept`: the temporary index to hand to quickstate, with the
+    stat data of the tracked files W took from disk (`changed_stats`) and the date it
+    keeps (`kept_stamp_ns`; default: the scan's);
+    `prior_overlay`: the last save's overlay (stat data, tree, bytes), reused when the
+    same files are there with the same stat data; `ahead`: the overlay hashed already
+    (_overlay_ahead), used when it holds the same files."""
+    candidates, include_seen = overlay_candidates(repo, cfg, untracked, include_seen)
+    files, secrets, nested = split_overlay(candidates, cfg)
+    if secrets and cfg.secrets_on_save == "block":
+        quickstate.discard_path(kept)
+        raise Refused(
+            f"secret-looking untracked files: {', '.join(secrets[:5])}; "
+            "move them, or list them under secrets.allow"
+        )
+    if ahead is not None and ahead[0] == tuple(files):
+        _, stats, overlay_tree, overlay_bytes = ahead
+    else:
+        stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
+        same = prior_overlay is not None and prior_overlay[0] == stats
+        trusted = before is not None and quickstate.stats_trusted(stats, before.stamp_ns)
+        if prior_overlay and same and trusted:
+            overlay_tree, overlay_bytes = prior_overlay[1], prior_overlay[2]
+        else:
+            try:
+                overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+            except Refused:
+                quickstate.discard_path(kept)
+                raise
+            overlay_tree = _overlay_tree(repo, files)
+    seed = None
+    if kept is not None and before is not None and untracked is not None:
+        seed = quickstate.Seed(
+            before=before,
+            index_path=kept,
+            index_stamp_ns=kept_stamp_ns,
+            changed=changed_stats or {},
+            untracked=untracked,
+            deleted=deleted,
+            include_others=tuple(include_seen),
+            includes=tuple(cfg.include),
+            exclude_args=tuple(_exclude_args(cfg)),
+            overlay=stats,
+            config=repo.config_pairs(),
+            intent_to_add=tracked.intent_to_add,
+            overlay_bytes=overlay_bytes,
+        )
+    return replace(
+        tracked,
+        overlay_tree=overlay_tree,
+        overlay_files=tuple(files),
+        overlay_bytes=overlay_bytes,
+        secrets_left_out=tuple(secrets),
+        nested_repos_left_out=tuple(nested),
+        seed=seed,
+    )
+
+
+def _overlay_tree(repo: Repo, files: list[str]) -> str | None:
+    if not files:
+        return None
+    with repo.temp_index() as env:
+        # --remove: a file gone since the scan (a build's temporary file) is left out,
+        # not a failed save; U holds what was there to hash.
+        argv = ("update-index", "--add", "--remove", "-z", "--stdin")
+        repo.git(*argv, stdin=nul_list(files), env=env)
+        entries = indexfile.read_entries(env["GIT_INDEX_FILE"]) if repo.sha1() else None
+        tree = graft.tree_of(repo, entries) if entries else None  # no write-tree process
+        return tree or repo.git("write-tree", env=env).decode().strip()

@@ -1,0 +1,196 @@
+"""The per-checkpoint manifest (design.md §5): written as YAML into the commit message,
+read back as hostile input (a fetched checkpoint's message is anyone's text).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from ..gitcore.repo import Repo
+from ..save.capture import Snapshot
+from .oplog import now, now_iso
+
+MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
+MANIFEST_MAX_DEPTH = 64  # ours nest 3 deep; libyaml's recursion must never meet 100,000
+_BRACKETS = re.compile(r"[\[\]{}]")
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _ManifestLoader(_FAST_LOADER):  # type: ignore[misc]
+    """Safe loading with timestamps left as strings: a bad date must not make a manifest
+    unreadable. C-accelerated where libyaml is there (listing parses every manifest).
+    """
+
+
+_ManifestLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _too_deep(body: str) -> bool:
+    """Flow nesting ([[[…, {{{…) deeper than any manifest of ours: refused unparsed.
+    Block nesting needs indentation, which the size limit already bounds.
+    """
+    depth = 0
+    for match in _BRACKETS.finditer(body):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MANIFEST_MAX_DEPTH:
+            return True
+    return False
+
+
+_PARSED: dict[str, tuple[dict[str, Any], str | None]] = {}  # message -> result, per process
+
+
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _list_of(kind: type) -> Any:
+    return lambda value: isinstance(value, list) and all(isinstance(v, kind) for v in value)
+
+
+def _counts(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(value.get(k, 0), int) and not isinstance(value.get(k, 0), bool)
+        for k in ("files", "bytes")
+    )
+
+
+# The fields we write and read back, with the shape each must have. A field of another
+# shape is dropped (so no reader meets it) and makes the checkpoint malformed.
+_FIELDS: dict[str, Any] = {
+    "run_id": _text_or_none,
+    "repo": _text_or_none,
+    "task": _text,
+    "checkpoint_id": _text,
+    "branch": _text_or_none,
+    "created_at": _text,
+    "restore_strategy": _text,
+    "tracked_files": lambda v: isinstance(v, dict),
+    "untracked": lambda v: isinstance(v, dict),
+    "overlay": _counts,
+    "verifiers": _list_of(dict),
+    "notes": _list_of(str),
+    "hypothesis": _text_or_none,
+    "next_move": _text_or_none,
+    "auto": lambda v: isinstance(v, bool | str),
+    "intent_to_add": _list_of(str),
+}
+
+
+def _uses_aliases(body: str) -> bool:
+    """YAML aliases (`*a` of an `&a` anchor): ours have none, and a few nested ones make
+    a billion-laughs bomb that explodes when the manifest is printed or dumped.
+    """
+    if "&" not in body or "*" not in body:  # no anchor or no alias: the common case
+        return False
+    return any(
+        isinstance(event, yaml.AliasEvent) for event in yaml.parse(body, Loader=_FAST_LOADER)
+    )
+
+
+def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
+    """The YAML after the summary line, and what is wrong with it (None when nothing).
+
+    A fetched checkpoint's message is hostile input: any failure is a finding, never
+    an exception.
+    """
+    if message not in _PARSED:
+        _PARSED[message] = _parse(message.partition("\n\n")[2])
+    return _PARSED[message]
+
+
+def _parse(body: str) -> tuple[dict[str, Any], str | None]:
+    if len(body) > MANIFEST_MAX_BYTES:
+        return {}, "manifest too large"
+    if _too_deep(body):
+        return {}, "manifest nests too deep"
+    try:
+        if _uses_aliases(body):
+            return {}, "manifest uses YAML aliases"
+        data = yaml.load(body, Loader=_ManifestLoader)
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+        return {}, "manifest is not valid YAML"
+    if not isinstance(data, dict):
+        return {}, "manifest is not a mapping"
+    wrong = [key for key, fits in _FIELDS.items() if key in data and not fits(data[key])]
+    if wrong:
+        data = {k: v for k, v in data.items() if k not in wrong}
+        return data, f"manifest {wrong[0]} has the wrong type"
+    base = data.get("base_commit", "")
+    if base is not None and base != "" and not (isinstance(base, str) and _HEX40.match(base)):
+        return data, "manifest base_commit is not a commit id"
+    if not isinstance(data.get("auto", False), bool | str):
+        return data, "manifest auto is neither true/false nor a word"
+    return data, None
+
+
+def repo_slug(repo: Repo) -> str | None:
+    url = repo.origin_url()
+    if not url:
+        return None
+    m = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
+    return m.group(1) if m else None
+
+
+def build_manifest(
+    *,
+    snapshot: Snapshot,
+    task: str,
+    cp_id: str,
+    run_id: str,
+    repo_name: str | None,
+    include: Iterable[str],
+    exclude: Iterable[str],
+    verifiers: list[dict[str, Any]],
+    notes: list[str],
+    hypothesis: str | None,
+    next_move: str | None,
+    auto: bool | str,
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "repo": repo_name,
+        "task": task,
+        "checkpoint_id": cp_id,
+        "base_commit": snapshot.base,
+        "branch": snapshot.branch,
+        "created_at": now_iso(),
+        "restore_strategy": "git_plus_overlay",
+        "tracked_files": {"from_git": True},
+        "untracked": {"include": list(include), "exclude": list(exclude)},
+        "overlay": {"files": len(snapshot.overlay_files), "bytes": snapshot.overlay_bytes},
+        "verifiers": verifiers,
+        "expected_clean_after_restore": True,
+        "notes": notes,
+        "hypothesis": hypothesis,
+        "next_move": next_move,
+        "auto": auto,
+        **({"intent_to_add": list(snapshot.intent_to_add)} if snapshot.intent_to_add else {}),
+    }
+
+
+def age(created_at: str) -> str:
+    try:
+        then = dt.datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return "?"
+    seconds = max(0, int((now() - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
