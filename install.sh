@@ -67,7 +67,7 @@ for key in ("purelib", "platlib"):
     if sysconfig.get_path(key) not in paths:
         paths.append(sysconfig.get_path(key))
 os.makedirs(folder, exist_ok=True)
-for name, call in (("git-checkpoint", "entry.launch import main"), ("git-checkpoint-hook", "fast.hook import main")):
+for name, call in (("git-checkpoint", "entry.launch import main"), ("git-checkpoint-hook", "entry.hook import main")):
     target = os.path.join(folder, name)
     with open(target + ".new", "w") as fh:
         fh.write(f"#!{sys.executable} -IS\n# written by install.sh: {name}, started fast\n")

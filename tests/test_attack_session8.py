@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.restore.plan import ADOPT_MAX_BYTES
+from git_checkpoint.restore.checks import ADOPT_MAX_BYTES
 
 from .conftest import BIN, Repo
 from .helpers import fingerprint, state

@@ -14,6 +14,7 @@ import pytest
 from git_checkpoint.entry import console
 from git_checkpoint.entry import fastcli as direct
 from git_checkpoint.entry.cli import cli
+from git_checkpoint.entry.cmdline import CommandLine
 from tests.conftest import Repo
 
 
@@ -84,7 +85,7 @@ LEFT_TO_CLICK = [
 
 @pytest.mark.parametrize("argv", READ, ids=repr)
 def test_read_as_click_reads_it(argv: list[str]) -> None:
-    call = direct.parse(argv)
+    call = direct.parse(CommandLine(argv))
     assert call is not None
     assert call.command == argv[0]
     assert call.params == clicks(argv)
@@ -92,7 +93,7 @@ def test_read_as_click_reads_it(argv: list[str]) -> None:
 
 @pytest.mark.parametrize("argv", LEFT_TO_CLICK, ids=repr)
 def test_the_rest_is_left_to_click(argv: list[str]) -> None:
-    assert direct.parse(argv) is None
+    assert direct.parse(CommandLine(argv)) is None
 
 
 def test_every_option_of_the_three_is_known() -> None:

@@ -25,6 +25,7 @@ import pytest
 
 from git_checkpoint.entry import fastcli as direct
 from git_checkpoint.entry.cli import cli
+from git_checkpoint.entry.cmdline import CommandLine
 
 from .conftest import BIN, Repo
 
@@ -83,7 +84,7 @@ def test_every_line_the_reader_takes_reads_as_click_reads_it(command: str) -> No
     taken = 0
     for n in range(4):
         for words in itertools.product(TOKENS, repeat=n):
-            call = direct.parse([command, *words])
+            call = direct.parse(CommandLine([command, *words]))
             if call is not None:
                 taken += 1
                 assert clicks([command, *words]) == call.params, words
@@ -112,7 +113,8 @@ def test_the_direct_and_the_click_path_print_the_same(
         repo.write(".checkpoint.yaml", setup)
     fast = launch(repo, *args)
     slow = launch(repo, *args, "--")  # `--`: left to click, with the same parameters
-    assert direct.parse(list(args)) is not None and direct.parse([*args, "--"]) is None
+    assert direct.parse(CommandLine(list(args))) is not None
+    assert direct.parse(CommandLine([*args, "--"])) is None
     assert (fast.returncode, fast.stdout, fast.stderr) == (
         slow.returncode,
         slow.stdout,

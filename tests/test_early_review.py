@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.fast.quickcheck import find_repo, head_commit
+from git_checkpoint.gitcore.locate import find_repo, head_commit
 
 from .conftest import Repo
 from .test_early_attacks import (
@@ -68,7 +68,7 @@ def files_head(path: Path) -> str | None:
     found = find_repo(str(path))
     assert found is not None
     with open(os.path.join(found.git_dir, "HEAD"), encoding="utf-8") as fh:
-        return head_commit(found, fh.read())
+        return head_commit(found.common_dir, fh.read())
 
 
 def copy_of(repo: Repo, where: Path) -> Repo:

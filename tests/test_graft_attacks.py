@@ -402,7 +402,7 @@ def test_case_only_rename_with_ignorecase(base: Repo) -> None:
 
 
 def auto(repo: Repo) -> str | None:
-    code = "from git_checkpoint.fast.quickcheck import auto_save; print(auto_save('.', 'auto'))"
+    code = "from git_checkpoint.entry.hook import auto_save; print(auto_save('.', 'auto'))"
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=repo.path, capture_output=True, text=True, check=False
     )

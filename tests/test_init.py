@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.config.model import Config, load_config, parse_config_text
+from git_checkpoint.config.model import Config
+from git_checkpoint.config.parse import load_config, parse_config_text
 from git_checkpoint.config.starter import find_test_commands
 from git_checkpoint.entry.cli import cli
 from git_checkpoint.entry.completion import bash_script

@@ -19,8 +19,8 @@ from .test_interrupt_review import run_in_session
 
 SCRIPT = """
 import os, signal
-from git_checkpoint import early
-early.interrupt_once()
+from git_checkpoint.core.interrupts import interrupt_once
+interrupt_once()
 class Child:
     def __del__(self):
         os.kill(os.getpid(), signal.SIGINT)  # the handler runs inside the finalizer
@@ -38,8 +38,8 @@ except KeyboardInterrupt:
 
 WEAKREF = """
 import os, signal, weakref
-from git_checkpoint import early
-early.interrupt_once()
+from git_checkpoint.core.interrupts import interrupt_once
+interrupt_once()
 class Thing:
     pass
 def callback():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from git_checkpoint.gitcore.repo import git_refuses_path
+from git_checkpoint.gitcore.pathrules import git_refuses_path
 
 from .conftest import Repo, make_repo
 from .helpers import blob, forge_checkpoint, mktree, state

@@ -264,8 +264,9 @@ def test_concurrent_hooks_on_one_repository(saved: Repo) -> None:  # noqa: F811
 
 def test_the_guard_check_starts_no_thread(saved: Repo) -> None:  # noqa: F811
     code = (
-        "import sys\nfrom git_checkpoint.fast import quickcheck as quicksave\n"
-        "print(quicksave.quick_unchanged('.'), quicksave._PREPARING,"
+        "import sys\nfrom git_checkpoint.core import preload\n"
+        "from git_checkpoint.fast import quickcheck\n"
+        "print(quickcheck.quick_unchanged('.'), preload._LOADING,"
         " 'git_checkpoint.storage.refs' in sys.modules)"
     )
     proc = subprocess.run(

@@ -17,6 +17,7 @@ import pytest
 
 from git_checkpoint.fast import quickcheck as quicksave
 from git_checkpoint.fast import quickstate
+from git_checkpoint.save import keep
 from tests.conftest import Repo
 
 SETTLE = quickstate.RACY_NS / 1e9 + 0.05  # files older than this are vouched for by stat
@@ -24,7 +25,7 @@ SETTLE = quickstate.RACY_NS / 1e9 + 0.05  # files older than this are vouched fo
 
 def auto(repo: Repo, cwd: Path | None = None, env: dict[str, str] | None = None) -> str | None:
     """auto_save in its own process, as the hooks run it."""
-    code = "from git_checkpoint.fast.quickcheck import auto_save; print(auto_save('.', 'auto'))"
+    code = "from git_checkpoint.entry.hook import auto_save; print(auto_save('.', 'auto'))"
     proc = subprocess.run(
         [sys.executable, "-c", code],
         cwd=cwd or repo.path,
@@ -278,7 +279,7 @@ def built_and_full(repo: Repo) -> tuple[tuple[object, ...], tuple[object, ...]]:
     ctx = load_context(repo.path)
     built = build_on(ctx.repo, ctx.config, found)
     assert built is not None
-    quickstate.discard(built.seed)
+    keep.discard(built.seed)
     full = capture_workspace(ctx.repo, ctx.config)
 
     def key(s: object) -> tuple[object, ...]:
@@ -312,7 +313,7 @@ def test_a_file_deleted_at_the_save_and_back_is_seen_and_saved(repo: Repo) -> No
     settled_save(repo)
     repo.write("README.md", "back\n")
     found = quicksave.check(str(repo.path))  # the kept index is the real one: it tracks it
-    assert found is not None and not found.unchanged and "README.md" in found.changed
+    assert found is not None and not found.unchanged and "README.md" in found.scan.changed
     assert auto(repo) is not None
     assert latest_file(repo, "README.md") == b"back\n"
 

@@ -1,5 +1,5 @@
 """The hook's auto-save imports the save path on a thread of its own while the quick
-check's git children scan (quicksave._prepare); the save waits for that thread before it
+check's git children scan (core/preload.py); the save waits for that thread before it
 imports anything itself, and an unchanged workspace leaves at once."""
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from .test_quicksave import saved  # noqa: F401 - the fixture
 
 PROBE = """
 import sys
-from git_checkpoint import quicksave
-found = quicksave.check('.', prepare=True)
-quicksave._prepared()
+from git_checkpoint.core import preload
+from git_checkpoint.entry.hook import SAVE_MODULES
+from git_checkpoint.fast import quickcheck
+found = quickcheck.check('.', while_scanning=lambda: preload.start(*SAVE_MODULES))
+preload.wait()
 print(found is not None and found.unchanged)
-print(all(f"git_checkpoint.{m}" in sys.modules for m in quicksave.SAVE_MODULES))
+print(all(m in sys.modules for m in SAVE_MODULES))
 """
 
 

@@ -380,11 +380,11 @@ def test_a_git_child_outliving_us_keeps_the_lock(repo: Repo) -> None:
     """kill -9 of git-checkpoint while git still writes: the next command must wait."""
     script = (
         "import sys\n"
-        "from git_checkpoint.storage import oplog as state\n"
-        "from git_checkpoint.gitcore.repo import Repo, run_git\n"
+        "from git_checkpoint.storage.lock import locked\n"
+        "from git_checkpoint.gitcore.repo import Repo\n"
         "repo = Repo.discover(sys.argv[1])\n"
-        "with state.locked(repo, 5):\n"
-        "    run_git(['-c', 'alias.slow=!sleep 3', 'slow'], repo.root)\n"
+        "with locked(repo, 5):\n"
+        "    repo.run(['-c', 'alias.slow=!sleep 3', 'slow'])\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", script, str(repo.path)])
     time.sleep(1.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_checkpoint.restore.plan import ADOPT_MAX_BYTES
+from git_checkpoint.restore.checks import ADOPT_MAX_BYTES
 
 from .conftest import Repo
 from .helpers import state

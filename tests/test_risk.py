@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_checkpoint.risk import classify
-from git_checkpoint.risk.classify import Verdict
+from git_checkpoint.risk.classify import Verdict, classify
 
 # R = risky (save first), H = harmless. `\\n` in a line stands for a newline.
 TABLE = r"""
@@ -792,7 +791,7 @@ def test_the_classifier_imports_nothing_heavy() -> None:
 
 
 def test_config_accepts_both_pattern_lists(tmp_path: Path) -> None:
-    from git_checkpoint.config.model import parse_config_text
+    from git_checkpoint.config.parse import parse_config_text
     from git_checkpoint.core.errors import UsageError
 
     text = "hooks:\n  risky_commands: ['terraform apply']\n  harmless_commands: ['./t.sh']\n"

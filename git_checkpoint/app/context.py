@@ -1,15 +1,20 @@
-"""What every command starts from: the repository, its configuration and the task."""
+"""What every verb starts from: the repository, its configuration, the task, and what
+the launcher started for this command before the tool was loaded."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.model import Config, load_config
+from ..config.model import Config
+from ..config.parse import load_config
 from ..core.errors import UsageError
+from ..fast.prescan import Prescan
 from ..gitcore.repo import Repo
-from ..storage.refs import task_from_branch, validate_task
+from ..storage.lock import lock_path, locked
+from ..storage.refs import current_task
 
 
 @dataclass(frozen=True)
@@ -17,30 +22,40 @@ class Context:
     repo: Repo
     config: Config
     config_problem: str | None = None  # why the defaults stand in for a broken config
+    # The launcher's early lock and scan, handed to the first lock and capture that want them.
+    prescan: Prescan | None = field(default=None, compare=False, repr=False)
+    long_lived: bool = False  # the MCP server: its children are never its to reap
 
     def task(self, explicit: str | None = None) -> str:
-        """The named task, else the one named after the current branch (or `detached`)."""
-        if explicit is not None:
-            return validate_task(explicit)
-        inside_run = os.environ.get("CHECKPOINT_TASK")
-        if inside_run:  # an agent inside `git checkpoint run` works on the loop's task
-            return validate_task(inside_run)
-        _, branch = self.repo.head()
-        return task_from_branch(branch)
+        """The named task, else the one of the run loop around us, else the branch's."""
+        return current_task(self.repo, explicit)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """The repository's checkpoint lock, adopted from the launcher when it took it."""
+        prescan = self.prescan
+        adopt = prescan.take_lock(lock_path(self.repo)) if prescan is not None else None
+        with locked(self.repo, self.config.lock_timeout, adopt=adopt):
+            yield
 
 
 def load_context(
-    cwd: str | Path | None = None, *, tolerant: bool = False, repo: Repo | None = None
+    cwd: str | Path | None = None,
+    *,
+    tolerant: bool = False,
+    repo: Repo | None = None,
+    prescan: Prescan | None = None,
 ) -> Context:
     """`tolerant`: a broken configuration falls back to the defaults (and says why in
     `config_problem`), so that `restore` and `undo` can still get out of it. `repo`:
-    the repository of `cwd`, found already.
+    the repository of `cwd`, found already; `prescan`: what the launcher started.
     """
     if repo is None:
         repo = Repo.discover(cwd)
     try:
-        return Context(repo=repo, config=load_config(repo.root, repo.checkpoint_config()))
+        config = load_config(repo.root, repo.checkpoint_config())
+        return Context(repo=repo, config=config, prescan=prescan)
     except UsageError as exc:
         if not tolerant:
             raise
-        return Context(repo=repo, config=Config(), config_problem=str(exc))
+        return Context(repo=repo, config=Config(), config_problem=str(exc), prescan=prescan)

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.model import load_config
+from ..config.parse import load_config
 from ..gitcore.repo import Repo, run_git
-from ..runloop.loop import run_loop
+from ..runloop.loop import RunRequest, run_loop
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST = """\
@@ -97,15 +97,13 @@ def run(*, keep: bool, log: Callable[[str], None], quiet_stdout: bool = False) -
         log("demo: the agent's command: python agent.py (wrong once, then right)")
         repo = Repo.discover(work)
         config = load_config(repo.root, repo.checkpoint_config())
-        outcome = run_loop(
-            repo,
-            config,
-            "fix-add",
-            [*shlex.split(python), "../agent.py"],  # run from the project folder
-            3,
-            log,
+        request = RunRequest(
+            task="fix-add",
+            argv=[*shlex.split(python), "../agent.py"],  # run from the project folder
+            attempts=3,
             agent_to_stderr=quiet_stdout,
         )
+        outcome = run_loop(repo, config, request, log)
         return DemoResult(
             str(work) if keep else None,
             outcome.promoted,

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from ..core.errors import UsageError
 from ..core.text import quote_path
 from ..save.capture import capture_workspace
-from ..storage.refs import combined_tree, managed_tree, resolve
+from ..storage.commits import combined_tree, managed_tree
+from ..storage.refs import resolve
 from .context import Context
 
 

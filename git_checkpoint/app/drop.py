@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..core.errors import Refused
 from ..gitcore.repo import Repo
-from ..storage import oplog as state
+from ..storage import oplog
 from ..storage.journal import read_journal
 from ..storage.refs import resolve
 from .context import Context
@@ -34,7 +34,7 @@ class DropResult:
 def run(ctx: Context, names: list[str]) -> DropResult:
     repo = ctx.repo
     task = ctx.task()
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         chosen = {}
         for name in names:  # resolve all first: a typo drops nothing
             cp = resolve(repo, name, task)
@@ -49,7 +49,7 @@ def run(ctx: Context, names: list[str]) -> DropResult:
         dropped = []
         for cp in chosen.values():
             repo.delete_ref(cp.ref, cp.commit)
-            state.log_event(repo, "drop", task=cp.task, checkpoint=cp.id, commit=cp.commit)
+            oplog.log_event(repo, "drop", task=cp.task, checkpoint=cp.id, commit=cp.commit)
             dropped.append(Dropped(cp.name, cp.ref, cp.commit))
     return DropResult(dropped)
 

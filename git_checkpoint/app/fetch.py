@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.text import printable
 from ..share.remotes import fetch
-from ..storage import oplog as state
-from ..storage.untrusted import printable
+from ..storage import oplog
 from .context import Context
 
 
@@ -45,9 +45,9 @@ class FetchResult:
 
 def run(ctx: Context, remote: str, *, progress: Callable[[str], None]) -> FetchResult:
     repo = ctx.repo
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         outcome = fetch(repo, remote, progress=progress)
-        state.log_event(repo, "fetch", remote=remote, new=len(outcome.new))
+        oplog.log_event(repo, "fetch", remote=remote, new=len(outcome.new))
     return FetchResult(
         outcome.remote, outcome.new, outcome.updated, outcome.refused, outcome.notes_merged
     )

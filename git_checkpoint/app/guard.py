@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ..core.errors import CheckpointError
+from ..core.text import clip
+from ..fast.hook import GUARD  # set while the guard saves: git hooks under it do not save
 
 # A guard waits this long at most for another git-checkpoint's lock, then lets CMD run.
 LOCK_WAIT = 2.0
-# Set while the guard saves, so that git hooks fired under that save do not save again.
-HOOK_ACTIVE = "GIT_CHECKPOINT_HOOK_ACTIVE"
 
 
 @dataclass(frozen=True)
@@ -45,18 +45,19 @@ def plan(command: list[str], cwd: str) -> GuardPlan:
         argv = [shutil.which("bash") or "/bin/sh", "-c", line]
     else:
         line, argv = shlex.join(command), list(command)
+    from ..config.parse import hook_patterns
     from ..fast.patterns import configured_patterns
     from ..risk.classify import classify
 
     try:
-        risky_patterns, harmless_patterns = configured_patterns(cwd)
+        risky_patterns, harmless_patterns = configured_patterns(cwd, hook_patterns)
     except Exception:  # unreadable patterns: the built-in rules still judge
         risky_patterns, harmless_patterns = (), ()
     verdict = classify(
         line, risky_patterns=risky_patterns, harmless_patterns=harmless_patterns, cwd=cwd
     )
     result = GuardPlan(argv=argv, line=line, risky=verdict.risky, reason=verdict.reason)
-    if not verdict.risky or os.environ.get(HOOK_ACTIVE):
+    if not verdict.risky or os.environ.get(GUARD):
         return result
     try:
         with _stdin_kept_for_cmd(), _hooks_quiet():
@@ -110,17 +111,12 @@ def _stdin_kept_for_cmd() -> Iterator[None]:
 
 @contextmanager
 def _hooks_quiet() -> Iterator[None]:
-    before = os.environ.get(HOOK_ACTIVE)
-    os.environ[HOOK_ACTIVE] = "1"
+    before = os.environ.get(GUARD)
+    os.environ[GUARD] = "1"
     try:
         yield
     finally:
         if before is None:
-            del os.environ[HOOK_ACTIVE]
+            del os.environ[GUARD]
         else:
-            os.environ[HOOK_ACTIVE] = before
-
-
-def clip(text: str, width: int = 72) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+            os.environ[GUARD] = before

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..config import starter as starter_config
-from ..config.model import CONFIG_NAME, parse_config_text
+from ..config.model import CONFIG_NAME
+from ..config.parse import parse_config_text
 from ..core.errors import CheckpointError, Refused
+from ..core.records import now
 from ..gitcore.repo import Repo
-from ..storage.oplog import log_event, now
-from .hooks import HookChange
-from .hooks import run as run_hooks
+from ..install.manage import HookChange
+from ..install.manage import run as run_hooks
+from ..storage.oplog import log_event
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,10 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
-from ..core.text import escape_text
+from ..core.text import escape_text, printable
 from ..storage.manifest import age
 from ..storage.notes import derive_status, read_events, verifier_summary
 from ..storage.refs import REMOTE_ROOT, Checkpoint, load_checkpoints
-from ..storage.untrusted import printable
 from .context import Context
 
 

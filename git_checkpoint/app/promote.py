@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
-from ..storage import oplog as state
-from ..storage import tasks
+from ..storage import oplog, tasks
 from ..storage.notes import append_event, derive_status, read_events
 from ..storage.refs import resolve, validate_text
 from ..verify.verifiers import missing_evidence
@@ -40,7 +39,7 @@ def run(ctx: Context, name: str, *, force: bool, reason: str | None) -> PromoteR
     if reason and not force:
         raise UsageError("--reason goes with --force")
     repo = ctx.repo
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         cp = resolve(repo, name, ctx.task())
         events = read_events(repo, cp.commit)
         missing = missing_evidence(ctx.config, events)
@@ -61,5 +60,5 @@ def run(ctx: Context, name: str, *, force: bool, reason: str | None) -> PromoteR
             event = {"event": "promoted", "rule": ctx.config.promotion_rule}
             append_event(repo, cp.commit, {**event, "reason": reason} if reason else event)
         tasks.update_task(repo, cp.task, last_good_checkpoint=cp.id)
-        state.log_event(repo, "promote", checkpoint=cp.name, forced=bool(missing), reason=reason)
+        oplog.log_event(repo, "promote", checkpoint=cp.name, forced=bool(missing), reason=reason)
     return PromoteResult(cp.name, "promoted", bool(missing), missing, reason, 0)

@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
-from ..storage import oplog as state
 from ..storage import retention
 from ..storage.retention import GC_GRACE, Decision
 from .context import Context
@@ -45,7 +44,7 @@ def run(ctx: Context, *, dry_run: bool, task: str | None, all_tasks: bool) -> Pr
     if task is not None and all_tasks:
         raise UsageError("--task and --all exclude each other")
     repo = ctx.repo
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         names = retention.local_tasks(repo) if all_tasks else [ctx.task(task)]
         decisions = retention.plan(repo, ctx.config.retention, names)
         removed = (

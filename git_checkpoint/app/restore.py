@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..gitcore import maintenance
 from ..restore.report import RestoreReport
 from ..restore.run import continue_restore, restore_to
-from ..storage import oplog as state
+from ..storage import oplog
 from ..storage.refs import resolve, task_checkpoints
 from .context import Context
 
@@ -20,7 +21,7 @@ def run(
 ) -> RestoreReport:
     repo = ctx.repo
     task = ctx.task()
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         if resume:
             report = continue_restore(repo, ctx.config, task)
         else:
@@ -35,9 +36,10 @@ def run(
                 move_head=move_head,
                 keep_head=keep_head,
                 listed=listed,
+                prescan=ctx.prescan,
             )
         if not report.dry_run:
-            state.log_event(
+            oplog.log_event(
                 repo,
                 "restore",
                 task=task,
@@ -47,4 +49,5 @@ def run(
                 removed=len(report.removed),
                 resumed=resume,
             )
+    maintenance.after(repo)
     return report

@@ -1,11 +1,11 @@
-"""`git checkpoint run -- CMD…`: the whole loop."""
+"""`git checkpoint run -- CMD…`: the whole loop (runloop/loop.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..gitcore import maintenance
-from ..runloop.loop import RunOutcome, run_loop
+from ..runloop.loop import RunOutcome, RunRequest, run_loop
 from .context import Context
 
 
@@ -19,13 +19,14 @@ def run(
     quiet_stdout: bool = False,
 ) -> RunOutcome:
     """`quiet_stdout`: under --json the agent's output goes to stderr, as the log does.
-    git's auto maintenance: once, after the loop (maintenance.py)."""
-    maintenance.held_off = True
-    try:
-        outcome = run_loop(
-            ctx.repo, ctx.config, ctx.task(task), argv, attempts, log, agent_to_stderr=quiet_stdout
-        )
-    finally:
-        maintenance.held_off = False
+    git's auto maintenance: once, after the loop (gitcore/maintenance.py)."""
+    request = RunRequest(
+        task=ctx.task(task),
+        argv=argv,
+        attempts=attempts,
+        agent_to_stderr=quiet_stdout,
+        adopt=not ctx.long_lived,
+    )
+    outcome = run_loop(ctx.repo, ctx.config, request, log)
     maintenance.after(ctx.repo)
     return outcome

@@ -1,17 +1,11 @@
-"""`git checkpoint save`: capture the workspace as the task's next checkpoint."""
+"""`git checkpoint save`: the workspace as the task's next checkpoint (save/session.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.errors import CheckpointError, Refused
-from ..fast import quickstate
-from ..fast.quickcheck import import_beside
-from ..gitcore.repo import concurrently
-from ..save.capture import Snapshot, capture_workspace, start_listing
-from ..storage import oplog as state
-from ..storage import tasks
-from ..storage.refs import Checkpoint, SaveOutcome, save_checkpoint, task_checkpoints, validate_text
+from ..save.session import SaveRequest, save_workspace
+from ..storage.refs import validate_text
 from .context import Context
 
 
@@ -79,114 +73,25 @@ def run(
         ("--next", next_move),
     ):
         validate_text(option, text)
-    repo = ctx.repo
     name = ctx.task(task)
-    with state.locked(repo, ctx.config.lock_timeout):
-        record = tasks.load_task(repo, name)
-        if hypothesis is not None or next_move is not None:
-            record = tasks.update_task(
-                repo,
-                name,
-                hypothesis=hypothesis if hypothesis is not None else record.hypothesis,
-                next_move=next_move if next_move is not None else record.next_move,
-            )
-        mode = ctx.config.secrets_on_save
-        # Auto-saves never scan under `warn` (push scans again anyway).
-        scanning = mode == "block" or (mode == "warn" and not auto)
-        if mode == "warn" and scanning:  # the scan starts beside the store, at the end
-            import_beside(f"{__package__.rpartition('.')[0]}.save.secrets")
-        listing = start_listing(repo, ctx.config)  # beside the listing of the task
-        try:
-            existing = task_checkpoints(repo, name)  # listed once for the scan and the save
-            # keep=True, as save_checkpoint would: the quick auto-save path starts from it.
-            snapshot = capture_workspace(repo, ctx.config, keep=True, listing=listing)
-        finally:
-            if listing is not None:
-                listing[1].finish()  # waited for, whatever became of the capture
-
-        def store() -> SaveOutcome:
-            return save_checkpoint(
-                repo,
-                ctx.config,
-                name,
-                message=message,
-                hypothesis=record.hypothesis,
-                next_move=record.next_move,
-                auto=auto,
-                snapshot=snapshot,
-                existing=existing,
-            )
-
-        found: list[str] = []
-        scan_problem: str | None = None
-        if scanning and mode == "block":
-            _refuse_secrets(ctx, snapshot, name, existing)
-            outcome = store()
-        elif scanning:  # warn: scanned while the checkpoint is written
-            (found, scan_problem), outcome = concurrently(
-                lambda: _warnings(ctx, snapshot, name, existing), store
-            )
-        else:
-            outcome = store()
-        cp = outcome.checkpoint
-        pruned: list[str] = []
-        prune_problem: str | None = None
-        if outcome.created:
-            state.log_event(repo, "save", task=name, checkpoint=cp.id, commit=cp.commit, auto=auto)
-            if ctx.config.retention.auto:
-                from ..storage.retention import auto_prune  # here: a save rarely needs it
-
-                pruned, prune_problem = auto_prune(repo, ctx.config.retention, name)
-    snap = outcome.snapshot
+    request = SaveRequest(
+        task=name, message=message, hypothesis=hypothesis, next_move=next_move, auto=auto
+    )
+    saved = save_workspace(ctx.repo, ctx.config, request, prescan=ctx.prescan)
+    cp, snap = saved.checkpoint, saved.snapshot
     return SaveResult(
         task=name,
         checkpoint_id=cp.id,
         ref=cp.ref,
         commit=cp.commit,
-        created=outcome.created,
+        created=saved.created,
         overlay_files=len(snap.overlay_files),
         overlay_bytes=snap.overlay_bytes,
         secrets_left_out=list(snap.secrets_left_out),
         nested_repos_left_out=list(snap.nested_repos_left_out),
         say_secrets=ctx.config.secrets_on_save != "ignore",
-        pruned=pruned,
-        prune_problem=prune_problem,
-        secret_findings=found if outcome.created else [],
-        scan_problem=scan_problem if outcome.created else None,
+        pruned=saved.pruned,
+        prune_problem=saved.prune_problem,
+        secret_findings=saved.secret_findings,
+        scan_problem=saved.scan_problem,
     )
-
-
-def _findings(ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]) -> list[str]:
-    """The secrets in what is new in the workspace (secrets.on_save)."""
-    done = [c for c in existing if not c.is_safety]
-    allow = ctx.config.secrets_allow
-    from ..save.secrets import scan_snapshot  # here: on the scanning thread, beside the save
-
-    return [f.describe() for f in scan_snapshot(ctx.repo, snapshot, task, allow, done)]
-
-
-def _refuse_secrets(
-    ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]
-) -> None:
-    """secrets.on_save: block: nothing is saved while a secret is in the workspace."""
-    try:
-        found = _findings(ctx, snapshot, task, existing)
-        if found:
-            raise Refused(
-                f"secrets in the workspace, nothing saved (secrets.on_save: block): "
-                f"{'; '.join(found[:5])}; list false positives under secrets.allow"
-            )
-    except BaseException:
-        quickstate.discard(snapshot.seed)
-        raise
-
-
-def _warnings(
-    ctx: Context, snapshot: Snapshot, task: str, existing: list[Checkpoint]
-) -> tuple[list[str], str | None]:
-    """secrets.on_save: warn: the findings to name after the save, or why there are none
-    (a scan that fails never fails the save it only comments on)."""
-    try:
-        return _findings(ctx, snapshot, task, existing), None
-    except CheckpointError as exc:
-        return [], f"secret scan failed: {exc}"

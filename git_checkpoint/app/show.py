@@ -8,9 +8,10 @@ from typing import Any
 import yaml
 
 from ..core.text import escape_text, quote_path
-from ..gitcore.repo import EMPTY_TREE
+from ..gitcore.formats import EMPTY_TREE
+from ..storage.commits import overlay_paths
 from ..storage.notes import derive_status, read_events, verifier_summary
-from ..storage.refs import overlay_paths, resolve
+from ..storage.refs import resolve
 from ..verify.verifiers import verifier_line
 from .context import Context
 

@@ -8,9 +8,9 @@ from ..core.errors import Refused
 from ..core.text import escape_text, quote_path
 from ..restore.plan import managed_differences
 from ..save.capture import capture_workspace
-from ..storage import oplog as state
 from ..storage import tasks
 from ..storage.journal import read_journal
+from ..storage.lock import lock_holder
 from ..storage.notes import derive_status, read_events, verifier_summary
 from ..storage.refs import history
 from ..verify.verifiers import verifier_line
@@ -97,7 +97,7 @@ def run(ctx: Context, *, task: str | None, exit_code: bool) -> StatusResult:
         next_move=record.next_move,
         hypothesis=record.hypothesis,
         interrupted_restore=journal.target_name if journal else None,
-        restore_in_progress=state.lock_holder(repo) if journal else None,
+        restore_in_progress=lock_holder(repo) if journal else None,
         exit_code=1 if exit_code and (drift or unreadable) else 0,
         unreadable=unreadable,
     )

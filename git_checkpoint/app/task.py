@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..storage import oplog as state
-from ..storage import tasks
+from ..storage import oplog, tasks
 from ..storage.refs import validate_text
 from .context import Context
 
@@ -33,7 +32,7 @@ def run(
     changes = {
         k: v for k, v in (("hypothesis", hypothesis), ("next_move", next_move)) if v is not None
     }
-    with state.locked(ctx.repo, ctx.config.lock_timeout):
+    with ctx.locked():
         record = tasks.update_task(ctx.repo, name, **changes)
-        state.log_event(ctx.repo, "task-set", task=name, **changes)
+        oplog.log_event(ctx.repo, "task-set", task=name, **changes)
     return TaskSetResult(name, asdict(record))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..gitcore import maintenance
 from ..restore.report import RestoreReport
-from ..restore.run import undo
-from ..storage import oplog as state
+from ..restore.undo import undo
+from ..storage import oplog
 from .context import Context
 
 
@@ -13,7 +14,7 @@ def run(
 ) -> RestoreReport:
     repo = ctx.repo
     only_task = ctx.task(task) if task is not None else None
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         report = undo(
             repo,
             ctx.config,
@@ -21,12 +22,14 @@ def run(
             only_task=only_task,
             move_head=move_head,
             keep_head=keep_head,
+            prescan=ctx.prescan,
         )
-        state.log_event(
+        oplog.log_event(
             repo,
             "undo",
             task=only_task or ctx.task(),
             checkpoint=report.checkpoint,
             safety=report.safety_checkpoint,
         )
+    maintenance.after(repo)
     return report

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..gitcore import maintenance
 from ..save.capture import capture_workspace
-from ..storage import oplog as state
-from ..storage import tasks
+from ..save.session import SaveRequest, save_workspace
+from ..storage import oplog, tasks
+from ..storage.commits import same_state
 from ..storage.notes import read_events
-from ..storage.refs import Checkpoint, resolve, same_state, save_checkpoint
+from ..storage.refs import Checkpoint, resolve
 from ..verify.procgroup import interruptible
 from ..verify.verifiers import (
     VerifierResult,
@@ -37,20 +39,20 @@ class VerifyResult:
         return [f"status: {self.checkpoint} {self.status}"]
 
 
-def _target(ctx: Context, name: str | None) -> tuple[Checkpoint, bool, bool | None]:
+def _target(
+    ctx: Context, name: str | None, progress: Callable[[str], None]
+) -> tuple[Checkpoint, bool, bool | None]:
     """The checkpoint to verify, whether the workspace holds exactly its state, and (with
     no name) whether it was saved just now."""
     repo, task = ctx.repo, ctx.task()
-    snapshot = capture_workspace(repo, ctx.config)
     if name is None:
-        with state.locked(repo, ctx.config.lock_timeout):
-            outcome = save_checkpoint(repo, ctx.config, task, message="verify", snapshot=snapshot)
-            if outcome.created:
-                saved = outcome.checkpoint
-                state.log_event(repo, "save", task=task, checkpoint=saved.id, commit=saved.commit)
-        return outcome.checkpoint, True, outcome.created
+        request = SaveRequest(task, message="verify")
+        saved = save_workspace(repo, ctx.config, request, maintain=False)
+        for finding in saved.secret_findings[:5]:
+            progress(f"warning: possible secret saved: {finding}")
+        return saved.checkpoint, True, saved.created
     cp = resolve(repo, name, task)
-    return cp, same_state(repo, snapshot, cp), None
+    return cp, same_state(repo, capture_workspace(repo, ctx.config), cp), None
 
 
 def run(
@@ -62,7 +64,7 @@ def run(
 ) -> VerifyResult:
     repo = ctx.repo
     verifiers = select_verifiers(ctx.config, only)
-    cp, in_place, saved = _target(ctx, name)
+    cp, in_place, saved = _target(ctx, name, progress)
     if saved is not None:
         progress(f"checkpoint saved: {cp.id}" if saved else f"unchanged since {cp.id}")
     progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
@@ -72,18 +74,19 @@ def run(
 
     with interruptible():
         if in_place:
-            results = run_verifiers(verifiers, str(repo.root), on_result=show)
+            results = run_verifiers(verifiers, str(repo.root), show, adopt=not ctx.long_lived)
             where = "workspace"
         else:
             with checkpoint_worktree(repo, cp) as path:
-                results = run_verifiers(verifiers, str(path), on_result=show)
+                results = run_verifiers(verifiers, str(path), show, adopt=not ctx.long_lived)
             where = "temporary worktree"
     if in_place and not same_state(repo, capture_workspace(repo, ctx.config), cp):
         progress(f"warning: the verifiers changed the workspace; evidence is for {cp.name}")
-    with state.locked(repo, ctx.config.lock_timeout):
+    with ctx.locked():
         record_results(repo, cp, results, where)
         status = decide(repo, ctx.config, cp, read_events(repo, cp.commit))
         failing = required_failed(ctx.config, results)
         tasks.note_verification(repo, cp.task, cp.id, failing, status)
-        state.log_event(repo, "verify", checkpoint=cp.name, status=status)
+        oplog.log_event(repo, "verify", checkpoint=cp.name, status=status)
+    maintenance.after(repo)
     return VerifyResult(cp.name, cp.commit, where, results, status, 1 if failing else 0, saved)

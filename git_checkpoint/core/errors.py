@@ -1,7 +1,7 @@
 """The domain errors, each bound to the exit code design.md §7 gives it.
 
-Raised anywhere below the CLI; mapped to one line on stderr and an exit code in
-exactly one place, `cli.main`.
+Raised anywhere below the command line; mapped to one line on stderr and an exit code
+in exactly one place, `entry.console.guarded`.
 """
 
 from __future__ import annotations

@@ -46,3 +46,21 @@ def escape_text(text: str) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def printable(text: str, limit: int = 500) -> str:
+    """Text from a fetched checkpoint, safe to print: no terminal escapes, bounded."""
+    clean = "".join(ch if ch.isprintable() or ch == " " else "?" for ch in text)
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def clip(text: str, width: int = 72) -> str:
+    """`text` on one line (runs of whitespace made one space), cut to `width`."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line; its type's name when it has none."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

@@ -1,23 +1,24 @@
 """The checks of `git checkpoint doctor`: each says ok, a note, or what is wrong and the
-command that fixes it. The save/restore round trip lives in `commands/doctor.py`, since
-it drives the commands themselves.
+command that fixes it. The save/restore round trip is roundtrip.py's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.model import Config, load_config
+from ..config.model import Config
+from ..config.parse import load_config
 from ..core.errors import CheckpointError
-from ..gitcore.repo import Repo, run_git
+from ..core.lock import holder
+from ..gitcore.repo import Repo
 from ..gitcore.spawn import SCRATCH_PREFIX
-from ..restore.plan import read_journal
+from ..install import manage
+from ..storage.journal import read_journal
 
 # rev-parse --path-format=absolute (2.31) is the newest feature every command needs;
 # fetch --no-write-fetch-head is 2.29, the reference-transaction hook 2.28.
@@ -45,7 +46,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def check_git(repo: Repo) -> Check:
-    proc = run_git(["--version"], repo.root, check=False)
+    proc = repo.run(["--version"], check=False)
     text = proc.stdout.decode(errors="replace").strip()
     found = _version(text)
     if proc.returncode != 0 or not found:
@@ -58,9 +59,7 @@ def check_git(repo: Repo) -> Check:
             f"{shown} is too old (needs {GIT_FEATURES}: 2.31 or newer)",
             "upgrade git to 2.31 or newer",
         )
-    probe = run_git(
-        ["rev-parse", "--path-format=absolute", "--git-common-dir"], repo.root, check=False
-    )
+    probe = repo.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
     if probe.returncode != 0:
         return Check("git", "fail", f"{shown}: rev-parse --path-format failed", "upgrade git")
     if not repo.sha1():
@@ -109,7 +108,7 @@ def check_sharing(repo: Repo) -> Check:
     """Fetch refspecs that write into our refs would overwrite local checkpoints or notes;
     `git checkpoint push/fetch` bring their own refspecs and need none configured.
     """
-    proc = run_git(["config", "-z", "--get-regexp", r"^remote\..*\.fetch$"], repo.root, check=False)
+    proc = repo.run(["config", "-z", "--get-regexp", r"^remote\..*\.fetch$"], check=False)
     bad = []
     remotes = set()
     for item in proc.stdout.decode("utf-8", "replace").split("\0"):
@@ -152,17 +151,8 @@ def _worktree_git_dirs(repo: Repo) -> list[Path]:
 
 
 def _lock_holder(repo: Repo) -> str | None:
-    path = repo.common_dir / "checkpoint" / "lock"
-    if not path.exists():
-        return None
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return path.read_text(errors="replace").strip() or "?"
-    finally:
-        os.close(fd)  # closing drops our shared lock too
-    return None
+    found = holder(str(repo.common_dir / "checkpoint" / "lock"))
+    return None if found is None else found or "?"
 
 
 def check_leftovers(repo: Repo) -> list[Check]:
@@ -207,7 +197,7 @@ def check_leftovers(repo: Repo) -> list[Check]:
             )
     stale = [
         line[len("worktree ") :]
-        for line in run_git(["worktree", "list", "--porcelain"], repo.root, check=False)
+        for line in repo.run(["worktree", "list", "--porcelain"], check=False)
         .stdout.decode("utf-8", "replace")
         .splitlines()
         if line.startswith("worktree ") and "checkpoint-" in line and not os.path.isdir(line[9:])
@@ -224,3 +214,43 @@ def check_leftovers(repo: Repo) -> list[Check]:
     if not out:
         out.append(Check("leftovers", "ok", "no interrupted restore, lock free, nothing left over"))
     return out
+
+
+def check_hooks() -> Check:
+    """What `hooks status` reports, folded into one line."""
+    try:
+        status = manage.run("status", agents=(), git=False, shell=False, local=False, user=False)
+    except CheckpointError as exc:
+        return Check("hooks", "fail", str(exc), "git checkpoint hooks status")
+    states = [
+        (a.agent if a.scope == "project" else f"{a.agent} ({a.scope})", a.state)
+        for a in status.agents
+    ] + [(g.hook, g.state) for g in status.git]
+    outdated = [name for name, state in states if state in ("outdated", "unreadable settings")]
+    installed = [name for name, state in states if state == "installed"]
+    if outdated:
+        return Check(
+            "hooks",
+            "fail",
+            f"outdated or unreadable: {', '.join(outdated)}",
+            "git checkpoint hooks install (with the same --agent/--git/--local/--user flags) "
+            "to update them",
+        )
+    shared = [a for a in status.agents if a.ignored is False]
+    if shared:
+        return Check(
+            "hooks",
+            "fail",
+            f"{shared[0].path} is not ignored by git: checkpoints capture it, a restore "
+            "can remove it",
+            f"git checkpoint hooks install --agent {shared[0].agent} --local "
+            "(adds it to .git/info/exclude)",
+        )
+    if not installed:
+        return Check(
+            "hooks",
+            "note",
+            "not installed",
+            "git checkpoint hooks install --git, and --agent NAME for your agent",
+        )
+    return Check("hooks", "ok", f"installed and current: {', '.join(installed)}")

@@ -3,7 +3,7 @@
 Everything below this module returns data or raises a `CheckpointError`; console.py
 turns results into terminal lines or one JSON object, and errors into one line on
 stderr with the exit code design.md §7 gives them. The common forms of `save`,
-`restore` and `undo` skip click (direct.py).
+`restore` and `undo` skip click (fastcli.py).
 """
 
 from __future__ import annotations
@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from .. import __version__
+from ..core.interrupts import RestoreInterrupted
+from ..fast.prescan import Prescan
 from . import console
 from . import fastcli as direct
+from .cmdline import CommandLine
 from .console import context, emit, fail, guarded, progress_printer, say_err, use_color
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,9 +75,10 @@ def cli() -> None:
 @click.option("--include", multiple=True, help="Also capture this (ignored) path.")
 @click.option("--auto", is_flag=True, help="Mark as saved automatically (hooks).")
 @json_option
-def save(**params: Any) -> int:
+@click.pass_obj
+def save(prescan: Prescan | None, /, **params: Any) -> int:
     """Save the workspace as the task's next checkpoint."""
-    return direct.save(**params)
+    return direct.save(prescan=prescan, **params)
 
 
 @cli.command(name="list")
@@ -105,6 +109,7 @@ def terminal_progress() -> Callable[[str], None]:
 @click.option("--allow-secrets", is_flag=True, help="Push even when the scan finds secrets.")
 @json_option
 def push(
+    *,
     remote: str,
     checkpoints: tuple[str, ...],
     tasks: tuple[str, ...],
@@ -230,13 +235,14 @@ def log(limit: int | None, as_json: bool) -> int:
 @click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @click.option("--continue", "resume", is_flag=True, help="Finish an interrupted restore.")
 @json_option
-def restore(**params: Any) -> int:
+@click.pass_obj
+def restore(prescan: Prescan | None, /, **params: Any) -> int:
     """Make the workspace equal to a checkpoint (default: the latest), undoably."""
     if params["resume"] and any(
         params[k] for k in ("checkpoint", "dry_run", "move_head", "keep_head")
     ):
         raise click.UsageError("--continue takes no checkpoint and no other option")
-    return direct.restore(**params)
+    return direct.restore(prescan=prescan, **params)
 
 
 @cli.command()
@@ -244,9 +250,10 @@ def restore(**params: Any) -> int:
 @click.option("--move-head", is_flag=True, help="Move the branch back to where it was.")
 @click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @json_option
-def undo(**params: Any) -> int:
+@click.pass_obj
+def undo(prescan: Prescan | None, /, **params: Any) -> int:
     """Go back over the last restore made in this worktree (to its safety checkpoint)."""
-    return direct.undo(**params)
+    return direct.undo(prescan=prescan, **params)
 
 
 @cli.command()
@@ -496,21 +503,26 @@ def mcp() -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI inside the one error boundary; the common forms of
-    `save`, `restore` and `undo` without click's parsing (direct.py)."""
-    args = sys.argv[1:] if argv is None else argv
-    call = direct.parse(args)
+def main(cmdline: CommandLine | None = None, prescan: Prescan | None = None) -> None:
+    """Run the CLI inside the one error boundary; the common forms of `save`, `restore`
+    and `undo` without click's parsing (fastcli.py). `cmdline`: the command line read
+    already (default: this process's); `prescan`: what the launcher started for it."""
+    line = CommandLine(sys.argv[1:]) if cmdline is None else cmdline
+    call = direct.parse(line)
     if call is not None:
-        guarded(lambda: direct.run(call), call.as_json)
-    as_json = console.wants_json(args)
+        guarded(lambda: direct.run(call, prescan), call.as_json)
+    as_json = line.as_json
 
     def body() -> int:
         try:
-            code = cli.main(args=args, prog_name="git checkpoint", standalone_mode=False)
+            code = cli.main(
+                args=line.words, prog_name="git checkpoint", standalone_mode=False, obj=prescan
+            )
         except _ClosedPipe:
             raise BrokenPipeError from None
         except (click.exceptions.Abort, _Interrupted) as exc:
+            if isinstance(exc.__cause__, RestoreInterrupted):
+                raise exc.__cause__ from None  # the boundary says which restore it left
             fail("git checkpoint: interrupted", console.interrupted_code(exc.__cause__), as_json)
         except click.exceptions.NoArgsIsHelpError as exc:
             exc.show()
@@ -522,8 +534,3 @@ def main(argv: list[str] | None = None) -> None:
         return code if isinstance(code, int) else 0
 
     guarded(body, as_json)
-
-
-def entry() -> NoReturn:
-    """The installed command (launch.py starts it): `main()`, then out fast."""
-    console.entry(main)

@@ -1,8 +1,8 @@
 """What every command prints and the one error boundary, without click.
 
-`save`, `restore` and `undo` in their common forms run without click (direct.py: its
-import costs them 14 ms at every size); the rest go through cli.py. Both print, load
-their context and fail through here, so the two paths say the same things.
+`save`, `restore` and `undo` in their common forms run without loading click
+(fastcli.py); the rest go through cli.py. Both print, load their context and fail
+through here, so the two paths say the same things.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..core.errors import CheckpointError
+from ..core.interrupts import RestoreInterrupted, interrupt_once
 
 if TYPE_CHECKING:
     from ..app.context import Context
+    from ..fast.prescan import Prescan
 
 
 class Result(Protocol):
@@ -111,18 +113,19 @@ def progress_printer(as_json: bool) -> Callable[[str], None]:
     return say
 
 
-def context(*, tolerant: bool = False) -> Context:
+def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Context:
     """The command's context; `tolerant` (restore, undo): a broken configuration is a
     warning and the defaults stand in, so a bad `.checkpoint.yaml` can be undone.
+    `prescan`: what the launcher started for this command.
     """
     from ..app.context import load_context
     from ..fast import quickstate
 
-    ctx = load_context(tolerant=tolerant)
+    ctx = load_context(tolerant=tolerant, prescan=prescan)
     if ctx.config_problem:
         say_err(f"warning: {ctx.config_problem}; using the default settings")
     if not quickstate.journal_pending(ctx.repo):
-        return ctx  # no restore under way (and journal.py, 3 ms of imports, not needed)
+        return ctx  # no restore under way (and the journal's module not needed)
     from ..storage.journal import read_journal
 
     try:
@@ -131,7 +134,7 @@ def context(*, tolerant: bool = False) -> Context:
         say_err(f"warning: {exc}; `git checkpoint undo` goes back to before that restore")
         return ctx
     if journal is not None:
-        from ..storage.oplog import lock_holder
+        from ..storage.lock import lock_holder
 
         holder = lock_holder(ctx.repo)
         if holder is not None:
@@ -206,11 +209,6 @@ def os_error_line(exc: OSError) -> str:
     return f"{where + ': ' if where else ''}{what}{f' ({hint})' if hint else ''}"
 
 
-def wants_json(argv: list[str]) -> bool:
-    """Whether the command line asks for JSON (an agent's own `--json` after `--` does not)."""
-    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
-
-
 def fail(line: str, code: int, as_json: bool) -> NoReturn:
     """One line on stderr; under --json, one JSON object on stdout too. Each as far as
     it can be written (a full disk, a closed stream): the exit code is the answer."""
@@ -228,7 +226,7 @@ def fail(line: str, code: int, as_json: bool) -> NoReturn:
 
 def interrupted_code(exc: BaseException | None) -> int:
     """128 + the signal that stopped us: 130 for a Ctrl-C, 143 for SIGTERM and 129 for
-    SIGHUP (procgroup.Stopped carries those two)."""
+    SIGHUP (verify/procgroup.Stopped and RestoreInterrupted carry those)."""
     code = getattr(exc, "exit_code", None)
     return code if isinstance(code, int) else 130
 
@@ -236,9 +234,7 @@ def interrupted_code(exc: BaseException | None) -> int:
 def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
     """Run a command inside the one error boundary: every failure is one line and the
     exit code design.md §7 gives it (GIT_CHECKPOINT_DEBUG=1: the traceback instead)."""
-    from ..fast import prescan as early
-
-    early.interrupt_once()
+    interrupt_once()
     debug = os.environ.get("GIT_CHECKPOINT_DEBUG") == "1"
     try:
         code = body()
@@ -246,17 +242,15 @@ def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
         if debug:
             raise
         fail(f"git checkpoint: {exc}", exc.exit_code, as_json)
-    except KeyboardInterrupt as exc:
-        journal = sys.modules.get(f"{__package__.rpartition('.')[0]}.storage.journal")
-        target = getattr(journal, "WRITTEN", None)
-        if target is None:
-            fail("git checkpoint: interrupted", interrupted_code(exc), as_json)
+    except RestoreInterrupted as exc:
         fail(
-            f"git checkpoint: interrupted, the restore of {target} half done: "
+            f"git checkpoint: interrupted, the restore of {exc.target} half done: "
             "`git checkpoint restore --continue` finishes it, `git checkpoint undo` goes back",
             interrupted_code(exc),
             as_json,
         )
+    except KeyboardInterrupt as exc:
+        fail("git checkpoint: interrupted", interrupted_code(exc), as_json)
     except BrokenPipeError:
         sys.exit(0)
     except OSError as exc:  # a file we could not read or write: permissions, a full disk
@@ -275,10 +269,11 @@ def guarded(body: Callable[[], int], as_json: bool) -> NoReturn:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def entry(main: Callable[[], None]) -> NoReturn:
-    """The installed command: `main()`, then out without tearing the interpreter down
-    (module finalizers cost 11 ms here and have nothing left to do: every file, lock,
-    temporary folder and child is closed by then, and the output is flushed first)."""
+def entry(main: Callable[[], None], cleanup: Callable[[], None] | None = None) -> NoReturn:
+    """The installed command: `main()`, then `cleanup()` (the launcher's early scan, if
+    the command did not take it), then out without tearing the interpreter down: module
+    finalizers have nothing left to do (every file, lock, temporary folder and child is
+    closed by then, and the output is flushed first)."""
     try:
         main()
         code = 0
@@ -286,15 +281,14 @@ def entry(main: Callable[[], None]) -> NoReturn:
         code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         if isinstance(exc.code, str):
             say_err(exc.code)
-    exit_now(code)
+    exit_now(code, cleanup)
 
 
-def exit_now(code: int) -> NoReturn:
+def exit_now(code: int, cleanup: Callable[[], None] | None = None) -> NoReturn:
     """Flush, then exit with `code`; output that cannot be written (a full disk) is a
     failure, unless nobody reads any more (a closed pipe: nothing left to say)."""
-    from ..fast import prescan as early
-
-    early.discard()  # an early scan this command did not take: its children, its folder
+    if cleanup is not None:
+        cleanup()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -2,16 +2,20 @@
 ones whose speed the benchmark holds to `git status`.
 
 `parse` reads the common forms of their command lines, exactly as click would read them
-(tests/test_direct.py compares the two), and gives up on anything else: help, --continue,
-`--`, an unknown option, a value that starts with "-", a second argument. Those go to
-cli.py, which says what click says. The bodies below serve both paths.
+(the tests compare the two), and gives up on anything else: help, --continue, `--`, an
+unknown option, a value that starts with "-", a second argument. Those go to cli.py,
+which says what click says. The bodies below serve both paths.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .cmdline import CommandLine
 from .console import context, emit, from_cwd, slow_notice
+
+if TYPE_CHECKING:
+    from ..fast.prescan import Prescan
 
 # option -> (the parameter it sets, whether it takes a value, whether it repeats)
 _Spec = dict[str, tuple[str, bool, bool]]
@@ -69,9 +73,10 @@ class Call(NamedTuple):
         return self.params["as_json"] is True
 
 
-def parse(argv: list[str]) -> Call | None:
-    """The command and its parameters, as click would parse `argv` (the words after the
-    program's name); None for whatever this reader leaves to click."""
+def parse(cmdline: CommandLine) -> Call | None:
+    """The command and its parameters, as click would parse the words after the
+    program's name; None for whatever this reader leaves to click."""
+    argv = cmdline.words
     if not argv or argv[0] not in _SPECS:
         return None
     command, words = argv[0], argv[1:]
@@ -115,13 +120,13 @@ def parse(argv: list[str]) -> Call | None:
     return Call(command, params)
 
 
-def run(call: Call) -> int:
-    """Carry out a parsed command; its exit code."""
+def run(call: Call, prescan: Prescan | None = None) -> int:
+    """Carry out a parsed command; its exit code. `prescan`: what the launcher started."""
     if call.command == "save":
-        return save(**call.params)
+        return save(prescan=prescan, **call.params)
     if call.command == "restore":
-        return restore(resume=False, **call.params)
-    return undo(**call.params)
+        return restore(resume=False, prescan=prescan, **call.params)
+    return undo(prescan=prescan, **call.params)
 
 
 def save(
@@ -133,12 +138,13 @@ def save(
     include: tuple[str, ...],
     auto: bool,
     as_json: bool,
+    prescan: Prescan | None = None,
 ) -> int:
     import dataclasses
 
     from ..app import save as cmd
 
-    ctx = context()
+    ctx = context(prescan=prescan)
     if include:
         # Like git pathspecs, --include paths are relative to the current folder.
         rooted = tuple(from_cwd(ctx.repo.root, p) for p in include)
@@ -163,11 +169,12 @@ def restore(
     keep_head: bool,
     resume: bool,
     as_json: bool,
+    prescan: Prescan | None = None,
 ) -> int:
     from ..app import restore as cmd
 
     result = cmd.run(
-        context(tolerant=True),
+        context(tolerant=True, prescan=prescan),
         checkpoint,
         dry_run=dry_run,
         move_head=move_head,
@@ -177,8 +184,16 @@ def restore(
     return emit(result, as_json)
 
 
-def undo(*, task: str | None, move_head: bool, keep_head: bool, as_json: bool) -> int:
+def undo(
+    *,
+    task: str | None,
+    move_head: bool,
+    keep_head: bool,
+    as_json: bool,
+    prescan: Prescan | None = None,
+) -> int:
     from ..app import undo as cmd
 
-    result = cmd.run(context(tolerant=True), task=task, move_head=move_head, keep_head=keep_head)
+    ctx = context(tolerant=True, prescan=prescan)
+    result = cmd.run(ctx, task=task, move_head=move_head, keep_head=keep_head)
     return emit(result, as_json)

@@ -1,35 +1,41 @@
 """`git-checkpoint`, the installed command: it starts the work-tree scan of a save, a
-restore or an undo (early.py) before it loads the rest of the tool, so that git scans
-while Python imports; and it runs their common forms without loading click at all
-(direct.py), the rest through cli.py."""
+restore or an undo (fast/prescan.py) before it loads the rest of the tool, so that git
+scans while Python imports; and it runs their common forms without loading click at
+all (fastcli.py), the rest through cli.py."""
 
 from __future__ import annotations
 
 import sys
 
-from ..fast import prescan as early
+from ..core.interrupts import interrupt_once
+from ..fast.prescan import Prescan, start
+from .cmdline import CommandLine
 
 
 def main() -> None:
-    argv = sys.argv[1:]
-    early.interrupt_once()
+    cmdline = CommandLine(sys.argv[1:])
+    interrupt_once()
+    prescan: Prescan | None = None
     try:
-        early.start(argv)
-        from . import console
-        from . import fastcli as direct
+        prescan = start() if cmdline.scans_early else None
+        from . import console, fastcli
 
-        call = direct.parse(argv)
+        call = fastcli.parse(cmdline)
         if call is None:
-            from .cli import entry
+            from . import cli
     except KeyboardInterrupt:  # Ctrl-C before the command began: nothing to undo
-        early.discard()
+        if prescan is not None:
+            prescan.discard()
         from . import console
 
-        as_json = console.wants_json(argv)
-        console.entry(lambda: console.fail("git checkpoint: interrupted", 130, as_json))
+        console.entry(lambda: console.fail("git checkpoint: interrupted", 130, cmdline.as_json))
     except BaseException:
-        early.discard()
+        if prescan is not None:
+            prescan.discard()
         raise
+    cleanup = prescan.discard if prescan is not None else None
     if call is None:
-        entry()
-    console.entry(lambda: console.guarded(lambda: direct.run(call), call.as_json))
+        console.entry(lambda: cli.main(cmdline, prescan), cleanup)
+    console.entry(
+        lambda: console.guarded(lambda: fastcli.run(call, prescan), call.as_json), cleanup
+    )

@@ -9,6 +9,7 @@ the signal handling of `verify` works as it does on the command line.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import sys
@@ -62,7 +63,7 @@ def call(command: Callable[[Context], Any]) -> CallToolResult:
     answer, or a tool error whose text is a JSON object with the exit code.
     """
     try:
-        text, failed = as_json_text(command(load_context())), False
+        text, failed = as_json_text(command(_context())), False
     except CheckpointError as exc:
         text, failed = tool_error_text(exc), True
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
@@ -195,8 +196,11 @@ def build_server() -> MCPServer:
     return server
 
 
-def serve() -> None:
-    from ..verify import procgroup
+def _context() -> Context:
+    """A tool call's context: the server lives on, so it never becomes the reaper of
+    what its verifiers leave (verify/procgroup.py)."""
+    return dataclasses.replace(load_context(), long_lived=True)
 
-    procgroup.ADOPT_ORPHANS = False  # a server lives on: never a reaper of strangers
+
+def serve() -> None:
     build_server().run("stdio")

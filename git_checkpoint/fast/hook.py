@@ -1,9 +1,7 @@
-"""`git-checkpoint-hook AGENT EVENT`: the one entry every agent and git hook calls.
-
-Every agent tool call pays for this process, so at start it imports only json, os, sys
-and the risk classifier; the save path is imported only when a checkpoint is due. It
-never blocks: any problem is one line on stderr, exit 0, and the answer (if the agent's
-format wants one) that lets the call go on.
+"""What an agent's or git's hook call asks of us: the payload read, and the plan, the
+folder to save and the message, when the call is worth a checkpoint (a risky shell
+command, an edit, a new prompt). Deciding costs no git and loads no save path: the
+entry (entry/hook.py) saves only when a plan says so.
 """
 
 from __future__ import annotations
@@ -12,18 +10,21 @@ import json
 import os
 import sys
 
-TYPE_CHECKING = False  # typing itself costs 2 ms of start-up that no hook call needs
+from ..core.text import clip
+
+TYPE_CHECKING = False  # typing itself is a cost on every agent tool call
 if TYPE_CHECKING:
     from typing import Any
 
+    from .patterns import Parse
+
+    Plan = tuple[str, str]  # (folder to save in, the checkpoint's message)
+
 # Set while a hook saves: git hooks fired by git processes under that save skip saving.
 GUARD = "GIT_CHECKPOINT_HOOK_ACTIVE"
-# An agent's tool call waits at most this long for another git-checkpoint (a restore, a
-# `run` between attempts) before it goes on without a checkpoint.
-LOCK_WAIT = 2.0
 
 # What each agent's format needs on stdout to let the call go on (nothing: no output).
-_ANSWERS: dict[tuple[str, str], str] = {
+ANSWERS: dict[tuple[str, str], str] = {
     ("gemini-cli", "BeforeTool"): "{}",
     ("gemini-cli", "BeforeAgent"): "{}",
     ("cursor", "beforeShellExecution"): '{"permission": "allow"}',
@@ -33,6 +34,7 @@ _ANSWERS: dict[tuple[str, str], str] = {
 
 SHELL_TOOLS = {"Bash", "run_shell_command"}
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch"}
+PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent", "beforeSubmitPrompt")
 EVENTS = {
     "claude-code": {"PreToolUse", "UserPromptSubmit"},
     "codex": {"PreToolUse", "UserPromptSubmit"},
@@ -46,48 +48,12 @@ class Skip(Exception):
     """Nothing to save, with one line to say why (empty: say nothing)."""
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    agent, event = [*args[:2], "", ""][:2]
-    try:
-        run(agent, event, list(args[2:]))
-    except Skip as why:
-        if str(why):
-            _say(str(why))
-    except KeyboardInterrupt:
-        _say("interrupted; no checkpoint saved")
-    except Exception as exc:  # never a traceback, never a blocked tool call
-        _say(f"no checkpoint saved: {_one_line(exc)}")
-    answer = _ANSWERS.get((agent, event))
-    out = sys.stdout
-    if answer is not None and out is not None:
-        try:
-            out.write(answer + "\n")
-            out.flush()
-        except (OSError, ValueError):  # nobody listens: make the flush at exit harmless too
-            import contextlib  # only here: every other call saves its import
-
-            with contextlib.suppress(OSError, ValueError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(0)  # no interpreter teardown: after a save it costs 11 ms, and all is closed
-
-
-def run(agent: str, event: str, rest: list[str]) -> None:
+def check_call(agent: str, event: str) -> None:
+    """Skip for an agent or an event we do not know."""
     if agent not in EVENTS:
         raise Skip(f"unknown agent {agent!r} (one of: {', '.join(sorted(EVENTS))})")
     if event not in EVENTS[agent]:
         raise Skip(f"unknown {agent} event {event!r}")
-    if os.environ.get(GUARD):
-        return  # a save of ours is running git: never save from inside it
-    due = git_plan(event, rest) if agent == "git" else agent_plan(agent, event, read_payload())
-    if due is not None:
-        save(*due)
 
 
 def read_payload() -> dict[str, Any]:
@@ -105,23 +71,24 @@ def read_payload() -> dict[str, Any]:
     return payload
 
 
-def agent_plan(agent: str, event: str, payload: dict[str, Any]) -> tuple[str, str] | None:
-    """(folder to save in, message) when this call is worth a checkpoint, else None."""
+def agent_plan(agent: str, event: str, payload: dict[str, Any], parse: Parse) -> Plan | None:
+    """(folder to save in, message) when this call is worth a checkpoint, else None.
+    `parse`: how to read the project's `hooks:` patterns (fast/patterns.py)."""
     cwd = _cwd(payload)
     tool = _text(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     args: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
-    if event in ("UserPromptSubmit", "BeforeAgent", "beforeSubmitPrompt"):
+    if event in PROMPT_EVENTS:
         prompt = _text(payload.get("prompt")).strip()
         first = prompt.splitlines()[0] if prompt else "(empty prompt)"
-        return cwd, f"before prompt: {_clip(first)}"
+        return cwd, f"before prompt: {clip(first)}"
     if event == "beforeShellExecution":
-        return _if_risky(cwd, _text(payload.get("command")))
+        return _if_risky(cwd, _text(payload.get("command")), parse)
     if event == "afterFileEdit":  # Cursor has no hook before an edit: keep each edit
         return cwd, f"after edit of {_rel(_text(payload.get('file_path')), cwd)}"
     if tool in SHELL_TOOLS:  # Gemini CLI may run it in a `directory` below the project
         where = os.path.join(cwd, _text(args.get("directory")))
-        return _if_risky(where if os.path.isdir(where) else cwd, _text(args.get("command")))
+        return _if_risky(where if os.path.isdir(where) else cwd, _text(args.get("command")), parse)
     if tool in EDIT_TOOLS:
         path = _text(args.get("file_path") or args.get("notebook_path") or args.get("path"))
         if tool == "apply_patch":  # Codex: the patch names its files
@@ -131,24 +98,15 @@ def agent_plan(agent: str, event: str, payload: dict[str, Any]) -> tuple[str, st
     return None  # a tool we were not asked about (a wide matcher): nothing to do
 
 
-def git_plan(event: str, rest: list[str]) -> tuple[str, str] | None:
+def git_plan(event: str, rest: list[str]) -> Plan | None:
+    """The plan of a git hook that saves (pre-rebase, pre-merge-commit); None for the
+    others (pre-push pushes, it never saves)."""
     cwd = os.getcwd()  # git runs hooks at the top of the work tree
     if event == "pre-rebase":
         onto = f" onto {rest[0]}" if rest else ""
         return cwd, f"before rebase{onto}"
     if event == "pre-merge-commit":
         return cwd, "before the merge commit"
-    # pre-push: with checkpoint.pushWithBranch, the pushed branches' checkpoints go too
-    from ..install.git_hooks import push_with_branch
-
-    os.environ[GUARD] = "1"  # that push runs git push: its pre-push must not recurse
-    refs = sys.stdin.read().splitlines() if sys.stdin is not None else []
-    try:
-        said = push_with_branch(cwd, rest[0] if rest else "", refs)
-    except Exception as exc:
-        raise Skip(_one_line(exc)) from None
-    if said:
-        _say(said)
     return None
 
 
@@ -160,32 +118,17 @@ def _patched_file(patch: str) -> str:
     return ""
 
 
-def _if_risky(cwd: str, command: str) -> tuple[str, str] | None:
+def _if_risky(cwd: str, command: str, parse: Parse) -> Plan | None:
     if not command.strip():
         return None
-    from ..risk.classify import classify
+    from ..risk.classify import classify  # only for shell commands
     from .patterns import configured_patterns
 
-    risky, harmless = configured_patterns(cwd)
+    risky, harmless = configured_patterns(cwd, parse)
     verdict = classify(command, risky_patterns=risky, harmless_patterns=harmless, cwd=cwd)
     if not verdict.risky:
         return None
-    return cwd, f"before: {_clip(command)}"
-
-
-def save(cwd: str, message: str) -> None:
-    os.environ[GUARD] = "1"  # git children of this save must not fire our hooks again
-    from ..gitcore import maintenance
-    from .quickcheck import auto_save
-
-    maintenance.held_off = True  # never here: it would hold the tool call (maintenance.py)
-
-    name = auto_save(cwd, message, lock_wait=LOCK_WAIT)
-    if name is not None:
-        _say(f"checkpoint saved: {name} ({message})")
-
-
-# --- small helpers -------------------------------------------------------------------
+    return cwd, f"before: {clip(command)}"
 
 
 def _cwd(payload: dict[str, Any]) -> str:
@@ -209,25 +152,4 @@ def _rel(path: str, cwd: str) -> str:
         rel = os.path.relpath(path, cwd) if os.path.isabs(path) else path
     except ValueError:
         rel = path
-    return _clip(rel if not rel.startswith("..") else path)
-
-
-def _clip(text: str, width: int = 72) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
-
-
-def _say(line: str) -> None:
-    err = sys.stderr
-    if err is None:  # started with stderr closed
-        return
-    try:
-        err.write(f"git-checkpoint: {line}\n")
-        err.flush()
-    except (OSError, ValueError):
-        pass
+    return clip(rel if not rel.startswith("..") else path)

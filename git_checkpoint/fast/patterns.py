@@ -1,6 +1,9 @@
-"""`hooks.risky_commands` / `hooks.harmless_commands` for the hook entry, without
-loading the YAML parser on every agent tool call: most projects have no `hooks:` key,
-and the lists of those that do are cached in the git dir until the file changes.
+"""`hooks.risky_commands` / `hooks.harmless_commands` for the hook path, without loading
+the YAML parser on every agent tool call: most projects have no `hooks:` key, and the
+lists of those that do are cached in the git dir until the file changes.
+
+The parser itself is the configuration's (config/parse.py): the caller hands it in, so
+that this module stays on the hook path's side of the layers.
 """
 
 from __future__ import annotations
@@ -9,18 +12,30 @@ import json
 import os
 import stat
 
+from ..gitcore.locate import find_repo
 
-def configured_patterns(cwd: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The `hooks:` patterns of the work tree's .checkpoint.yaml.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-    Most projects have no `hooks:` key, and then no YAML is parsed. When there is one,
-    the parsed lists are cached in the git dir, keyed by the file's size and mtime, so
-    the YAML parser is loaded only after the file changes.
+    Parse = Callable[[bytes], tuple[list[str], list[str]]]
+
+CONFIG_NAME = ".checkpoint.yaml"
+CACHE_NAME = "hook-patterns.json"
+
+
+def configured_patterns(cwd: str, parse: Parse) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The `hooks:` patterns of the work tree's .checkpoint.yaml, as `parse` reads the
+    file's bytes (risky ones, harmless ones).
+
+    Most projects have no `hooks:` key, and then nothing is parsed. When there is one,
+    the parsed lists are cached in the git dir, keyed by the file's size, mtime and
+    inode, so the file is parsed again only after it changes.
     """
-    root = _work_tree_root(cwd)
-    if root is None:
+    repo = find_repo(cwd, whatever_env=True)
+    if repo is None:
         return (), ()
-    path = os.path.join(root, ".checkpoint.yaml")
+    path = os.path.join(repo.root, CONFIG_NAME)
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
@@ -32,9 +47,8 @@ def configured_patterns(cwd: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if b"hooks:" not in data:
         return (), ()
     key = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
-    cache = ""
+    cache = os.path.join(repo.git_dir, "checkpoint", CACHE_NAME)
     try:
-        cache = _cache_path(root)
         with open(cache, encoding="utf-8") as fh:
             cached = json.load(fh)
         risky, harmless = cached["risky"], cached["harmless"]
@@ -42,57 +56,13 @@ def configured_patterns(cwd: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             return tuple(risky), tuple(harmless)
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    risky, harmless = _parse_patterns(data)
-    if not cache:
-        return tuple(risky), tuple(harmless)
+    risky, harmless = parse(data)
     try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
         tmp = f"{cache}.{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump({"key": key, "risky": risky, "harmless": harmless}, fh)
         os.replace(tmp, cache)
     except OSError:
-        pass  # no cache (or no git dir to keep it in): the next call parses again
+        pass  # no cache: the next call parses again
     return tuple(risky), tuple(harmless)
-
-
-def _parse_patterns(data: bytes) -> tuple[list[str], list[str]]:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        doc = yaml.load(data, Loader=loader)
-    except yaml.YAMLError:
-        return [], []  # the save, if one is due, reports the bad file itself
-    hooks = doc.get("hooks") if isinstance(doc, dict) else None
-    if not isinstance(hooks, dict):
-        return [], []
-
-    def strings(key: str) -> list[str]:
-        value = hooks.get(key)
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-    return strings("risky_commands"), strings("harmless_commands")
-
-
-def _work_tree_root(cwd: str) -> str | None:
-    here = os.path.abspath(cwd)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _cache_path(root: str) -> str:
-    dot_git = os.path.join(root, ".git")
-    git_dir = dot_git
-    if os.path.isfile(dot_git):  # a linked worktree or submodule: "gitdir: PATH"
-        with open(dot_git, encoding="utf-8", errors="replace") as fh:
-            line = fh.readline().strip()
-        if line.startswith("gitdir:"):
-            git_dir = os.path.join(root, line[len("gitdir:") :].strip())
-    state = os.path.join(git_dir, "checkpoint")
-    os.makedirs(state, exist_ok=True)
-    return os.path.join(state, "hook-patterns.json")

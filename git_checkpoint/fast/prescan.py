@@ -1,52 +1,43 @@
-"""The scan of a save, restore or undo, started before the rest of the tool is loaded.
+"""The scan of a save, restore or undo, started by the launcher before the rest of the
+tool is loaded, so that git scans while Python imports.
 
-Python takes 50 to 80 ms to import click, PyYAML and the save path. The work-tree scan
-depends on none of it: `git status` against a copy of the index, `write-tree` of a
-second copy and `ls-files -v` (snapshot._fast_capture's three commands; 33 ms at 10,000
-files, 260 ms at 100,000). So the installed command (launch.py) takes the repository's
-checkpoint lock first, notes HEAD's commit, links (or copies) the index twice and starts
-those three, and only then imports the rest; `take` hands their output to the save
-path, which would otherwise run them itself.
+The work-tree scan depends on nothing the import brings: `git status` against a copy of
+the index, `write-tree` of a second copy and `ls-files -v` (the capture's three
+commands). So the installed command takes the repository's checkpoint lock first, notes
+HEAD's commit, links (or copies) the index twice and starts those three; the capture
+takes their output (`Prescan.take_scan`) instead of running them itself, and the command
+adopts the lock (`Prescan.take_lock`).
 
 The lock is what makes the early scan the scan of record: no other git-checkpoint can
 change the workspace between it and the save; a HEAD that moved all the same (a commit
 by hand) drops it. Whatever is unusual starts nothing (GIT_* variables that move the
 repository, a git dir git would not take or that is not ours, the lock held elsewhere,
-an interrupted restore, help asked), and whatever fails (a git that exits nonzero: an
-unmerged index) leaves the save path to run the commands itself, which reports it.
+an interrupted restore), and whatever fails (a git that exits nonzero: an unmerged
+index) leaves the capture to run the commands itself, which reports it.
 
-This module imports os, fcntl and three small modules of ours (no json, re or
-contextlib: 6 ms): it runs before anything.
+Imports os and small modules of ours only: it runs before anything else.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
-import sys
 
-from ..gitcore.spawn import (
-    FLAGGED_ARGV,
-    STATUS_ARGV,
-    Spawned,
-    link_or_copy,
-    private_folder,
-    remove_folder,
-)
+from ..core.interrupts import held
+from ..core.lock import FileLock
+from ..gitcore.formats import FLAGGED_ARGV, STATUS_ARGV
+from ..gitcore.locate import Paths, find_repo, head_commit
+from ..gitcore.spawn import Spawned, link_or_copy, private_folder, remove_folder
 from . import quickstate
-from .quickcheck import Paths, find_repo, head_commit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from threading import Thread
-    from types import FrameType, TracebackType
+    from types import TracebackType
 
-    Marks = dict[str, str]  # snapshot._marks: path -> "h", "S" or both
+    Marks = dict[str, str]  # path -> "h", "S" or both (the capture's reading of ls-files -v)
 
-COMMANDS = ("save", "restore", "undo")
-_NOT_NOW = ("-h", "--help", "--continue")  # help, or a journal to finish first
-LOCK = "lock"  # under <common dir>/checkpoint/, as state.locked takes it
+LOCK = "lock"  # under <common dir>/checkpoint/, the repository's checkpoint lock
 
 
 class Early:
@@ -65,13 +56,14 @@ class Early:
         self.children: list[Spawned] = []
         self.outputs: tuple[bytes, bytes, Marks] | None = None
         self.status_errors = b""  # status's stderr: the paths it could not look at
+        self.removing: Thread | None = None  # the scratch folder's removal, once closed
 
     def spawn(self) -> None:
         """Note HEAD, copy the index twice (the second copy from the first: one index,
-        whatever git does to the real one meanwhile; gitfast.link_or_copy), then start
+        whatever git does to the real one meanwhile; spawn.link_or_copy), then start
         the three."""
         self.before = quickstate.before_scan(self.repo, recording=True)
-        self.head = head_commit(self.repo, self.before.head_text)
+        self.head = head_commit(self.repo.common_dir, self.before.head_text)
         index = os.path.join(self.repo.git_dir, "index")
         if os.path.exists(index):
             link_or_copy(index, self.env["GIT_INDEX_FILE"])
@@ -79,13 +71,12 @@ class Early:
         errors = os.path.join(self.folder, "status-errors")  # what status skipped, and why
         self.children.append(Spawned(list(STATUS_ARGV), self.repo.root, self.env, errors=errors))
         self.children.append(Spawned(["write-tree"], self.repo.root, self.tree_env))
-        marks = os.path.join(self.folder, "marks")  # 6 MB at 100,000 files: no pipe
+        marks = os.path.join(self.folder, "marks")  # large in a large index: a file, no pipe
         self.children.append(Spawned(list(FLAGGED_ARGV), self.repo.root, self.tree_env, marks))
 
     def results(self, marks: Callable[[bytes], Marks]) -> tuple[bytes, bytes, Marks] | None:
         """(status, write-tree, `marks` of ls-files -v) output, or None when any of them
-        failed. ls-files is read and parsed first: at 100,000 files it ends 100 ms
-        before status does, and its 6 MB take 6 ms to look through."""
+        failed. ls-files is read and parsed first: it ends well before status does."""
         if self.children:
             status, tree, flagged = self.children  # kept until done: close() waits on them
             listed = flagged.result()
@@ -116,197 +107,100 @@ class Early:
 
     def close(self) -> None:
         """Wait for the children, then remove the scratch folder on a thread of its own:
-        at 100,000 files its two 12 MB indexes take 8 ms to free, which the command's
-        next git children need not wait for. `discard` (at exit) waits for it."""
+        its two index copies can take a while to free in a large repository, and the
+        command's next git children need not wait for that. `Prescan.discard` (at exit)
+        waits for it."""
         self.wait()
+        if self.removing is not None:
+            return
         import threading  # subprocess has imported it by now
 
-        global _REMOVING
-        _finish_removing()
-        _REMOVING = threading.Thread(target=remove_folder, args=(self.folder,))
-        _REMOVING.start()
+        self.removing = threading.Thread(target=remove_folder, args=(self.folder,))
+        self.removing.start()
 
 
-_STARTED: Early | None = None
-_LOCK: tuple[str, int] | None = None  # (path, descriptor) until state.locked adopts it
-_REMOVING: Thread | None = None  # the scratch folder's removal, until discard waits for it
+class Prescan:
+    """What the launcher started before the tool was loaded: the checkpoint lock and the
+    early scan, each handed over once to the command that runs."""
+
+    def __init__(self) -> None:
+        self.lock: FileLock | None = None
+        self.scan: Early | None = None
+        self._closed: list[Early] = []  # taken or dropped: their removal waited for at exit
+
+    def take_scan(self, root: str, git_dir: str) -> Early | None:
+        """The scan started for this repository, once; None when there is none."""
+        early = self.scan
+        if early is None:
+            return None
+        if (os.path.realpath(root), os.path.realpath(git_dir)) != (
+            early.repo.root,
+            early.repo.git_dir,
+        ):
+            return None  # not this repository's: left for the exit to clean up
+        self.scan = None
+        self._closed.append(early)
+        return early
+
+    def take_lock(self, path: str) -> FileLock | None:
+        """The lock taken for the early scan, if it is `path`'s: handed over once."""
+        lock = self.lock
+        if lock is None or os.path.realpath(path) != lock.path:
+            return None
+        self.lock = None
+        return lock
+
+    def discard(self) -> None:
+        """At exit: an early scan nobody took is waited for and cleaned up, the removal
+        of every scratch folder is waited for, and a lock nobody adopted is released."""
+        early, self.scan = self.scan, None
+        if early is not None:
+            early.close()
+            self._closed.append(early)
+        for done in self._closed:
+            if done.removing is not None:
+                done.removing.join()
+        self._closed = []
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
 
-def _finish_removing() -> None:
-    global _REMOVING
-    if _REMOVING is not None:
-        _REMOVING.join()
-        _REMOVING = None
-
-
-_INTERRUPTED = False
-_STARTING = False  # in start(): a Ctrl-C waits until every child it started is listed
-_PENDING = False  # a Ctrl-C that came meanwhile
-
-
-def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    global _INTERRUPTED, _PENDING
-    if _INTERRUPTED:
-        return  # the first is on its way out: what it cleans up must not be cut short
-    if _STARTING:
-        _PENDING = True  # raised once start() has every child on its list
-        return
-    if _in_finalizer(frame):
-        _again_soon()
-        return
-    _INTERRUPTED = True
-    raise KeyboardInterrupt
-
-
-def _in_finalizer(frame: FrameType | None) -> bool:
-    """Whether a finalizer (Popen.__del__, run wherever the last reference goes) is
-    running: a KeyboardInterrupt cannot leave one (Python prints a traceback, carries on,
-    and the Ctrl-C is lost, the ones after it ignored as the first on its way out)."""
-    while frame is not None:
-        if frame.f_code.co_name in ("__del__", "_unraisable"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _again_soon() -> None:
-    """The Ctrl-C sent again in a millisecond, from a thread, to the main thread: as a
-    signal, it waits while the main thread blocks SIGINT (quicksave, starting children)."""
-    import _thread
-    import signal
-    import threading
-    import time
-
-    main = threading.main_thread().ident
-    assert main is not None
-
-    def again() -> None:
-        time.sleep(0.001)
-        signal.pthread_kill(main, signal.SIGINT)
-
-    _thread.start_new_thread(again, ())  # (Thread.start would wait for it to run)
-
-
-def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
-    """A Ctrl-C raised in a finalizer that _in_finalizer does not know (a weakref
-    callback): no traceback, and it comes again."""
-    global _INTERRUPTED
-    if unraisable.exc_type is KeyboardInterrupt and _INTERRUPTED:
-        _INTERRUPTED = False
-        _again_soon()
-        return
-    sys.__unraisablehook__(unraisable)
-
-
-def interrupt_once() -> None:
-    """From here on, a Ctrl-C raises KeyboardInterrupt once, and the ones after it wait
-    for its way out (children waited for, scratch folders removed, the lock released):
-    a second Ctrl-C leaves nothing half undone, and no traceback. A handler of our own,
-    not SIG_IGN, so that git children get the default back when they start. The launcher
-    sets it first thing; console.guarded on every path (the main thread only)."""
-    import signal
-
-    if signal.getsignal(signal.SIGINT) is not _on_sigint:
-        try:  # noqa: SIM105 (contextlib costs the early scan 3 ms, before git starts)
-            signal.signal(signal.SIGINT, _on_sigint)
-        except ValueError:  # not the main thread: Python's own handler stays
-            pass
-        sys.unraisablehook = _unraisable
-
-
-def start(argv: list[str]) -> None:
-    """Start the scan when `argv` (the command line after the program's name) is a save,
-    a restore or an undo in a repository found without git. Raises nothing but a Ctrl-C
-    (KeyboardInterrupt), after what had started is waited for and removed."""
-    if not argv or argv[0] not in COMMANDS or any(a in _NOT_NOW for a in argv):
-        return
+def start() -> Prescan:
+    """Start the scan of the repository of the current folder, when one is found without
+    git and it is ours to scan. Raises nothing but a Ctrl-C (KeyboardInterrupt), after
+    what had started is waited for and removed."""
+    prescan = Prescan()
     try:
         with held():  # a Ctrl-C during the start: raised once every child is on the list
-            _start()
+            _start(prescan)
     except (OSError, ValueError):  # ValueError: a path with a NUL in it
-        discard()
+        prescan.discard()
     except BaseException:  # Ctrl-C: what started is removed
-        discard()
+        prescan.discard()
         raise
+    return prescan
 
 
-class held:
-    """A Ctrl-C that comes inside the block is raised as the block ends (_on_sigint waits
-    while _STARTING), whatever else the block raised: what it started is in the caller's
-    hands by then, to wait for or stop."""
-
-    def __enter__(self) -> None:
-        global _STARTING
-        _STARTING = True
-
-    def __exit__(self, *exc_info: object) -> None:
-        global _STARTING, _PENDING, _INTERRUPTED
-        _STARTING = False
-        if _PENDING:
-            _PENDING, _INTERRUPTED = False, True
-            raise KeyboardInterrupt
-
-
-def _start() -> None:
-    global _LOCK, _STARTED
+def _start(prescan: Prescan) -> None:
     repo = find_repo(os.getcwd())
     if repo is None or not _ours(repo) or quickstate.journal_pending(repo):
         return
     state = os.path.join(repo.common_dir, "checkpoint")
     if not os.path.isdir(state):
         os.mkdir(state)  # its parents are git's: never made here (a race: no early scan)
-    path = os.path.realpath(os.path.join(state, LOCK))
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # held: the save path waits for it, and scans after
-        os.close(fd)
+    prescan.lock = FileLock.try_take(os.path.realpath(os.path.join(state, LOCK)))
+    if prescan.lock is None:  # held: the command waits for it, and scans after
         return
-    _LOCK = path, fd
-    if quickstate.journal_pending(repo):  # an interrupted restore: the save path decides
+    if quickstate.journal_pending(repo):  # an interrupted restore: the command decides
         return
-    _STARTED = early = Early(repo, private_folder(repo.git_dir))  # discard() finds it
+    prescan.scan = early = Early(repo, private_folder(repo.git_dir))  # discard() finds it
     try:
         early.spawn()
     except (OSError, ValueError):
-        _STARTED = None
+        prescan.scan = None
         early.close()
-
-
-def take(root: str, git_dir: str) -> Early | None:
-    """The scan started for this repository, once; None when there is none."""
-    global _STARTED
-    early, _STARTED = _STARTED, None
-    if early is None:
-        return None
-    if (os.path.realpath(root), os.path.realpath(git_dir)) != (early.repo.root, early.repo.git_dir):
-        _STARTED = early  # not this repository's: left for the exit to clean up
-        return None
-    return early
-
-
-def adopt_lock(path: str) -> int | None:
-    """The descriptor of the lock taken for the early scan, if it is `path`'s: handed
-    over once, to state.locked, which releases it."""
-    global _LOCK
-    if _LOCK is None or os.path.realpath(path) != _LOCK[0]:
-        return None
-    fd = _LOCK[1]
-    _LOCK = None
-    return fd
-
-
-def discard() -> None:
-    """At exit: an early scan nobody took is waited for and cleaned up; a lock nobody
-    adopted is released."""
-    global _STARTED, _LOCK
-    early, _STARTED = _STARTED, None
-    if early is not None:
-        early.close()
-    _finish_removing()
-    if _LOCK is not None:
-        os.close(_LOCK[1])
-        _LOCK = None
+        prescan._closed.append(early)
 
 
 def _ours(repo: Paths) -> bool:

@@ -1,9 +1,11 @@
-"""Trees and blobs read through one `git cat-file --batch` child: what restore reads.
+"""Objects read through `git cat-file --batch`: trees and blobs for restore, the trees on
+a save's way to the root for the graft, blobs streamed to the secret scan and to a
+restore's staging.
 
-Restore looks up a few hundred tree entries at most; pygit2 would cost 40 ms to import
-and 15 MB of memory before the first one. The objects here answer the few questions
-restore asks (a tree's entries, an entry by path, an object's raw bytes) and parse trees
-strictly: an entry with an empty name or a slash in it, a bad mode or a truncated
+One reader of git's batch format, with two kinds of child: a repository keeps one for
+the lookups restore makes one at a time (`objects[oid]`), and a batch of names known at
+once (`read_specs`, `stream`) gets a child of its own that ends with it. Trees are
+parsed strictly: an entry with an empty name or a slash in it, a bad mode or a truncated
 record makes the whole tree unreadable (ValueError), as it would for libgit2.
 """
 
@@ -11,14 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from ..core.errors import GitFailed
+from .formats import TREE_MODE, canonical_mode, is_oid
 
-TREE_MODE = 0o040000
+BATCH = ["cat-file", "--batch"]
 
 
 @dataclass(frozen=True)
@@ -68,18 +72,6 @@ class Tree:
         return tree._by_name[name]
 
 
-def canonical_mode(mode: int) -> int:
-    """The mode git reads an entry as (canon_mode): `40755` is a folder, `100775` an
-    executable file, `120777` a symlink; an unknown kind stays as it is (and is refused
-    where it is used)."""
-    kind = mode & 0o170000
-    if kind == 0o100000:
-        return 0o100755 if mode & 0o100 else 0o100644
-    if kind in (0o040000, 0o120000, 0o160000):
-        return kind
-    return mode
-
-
 def raw_entries(raw: bytes) -> list[tuple[bytes, bytes, str]]:
     """A tree's entries as stored: (name, mode as written, hex id). Strict: an empty
     name, a slash in one, a mode that is not digits or a truncated record is a
@@ -107,60 +99,168 @@ def _parse(raw: bytes) -> list[TreeEntry]:
 
 
 class Objects:
-    """Objects by id, from one `cat-file --batch` child started on first use; each
-    object is read once."""
+    """Objects by id or by `<tree>:<path>`, from one `cat-file --batch` child started on
+    first use; each object looked up by id is read once."""
 
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         self._root = root
         self._env = env
         self._child: subprocess.Popen[bytes] | None = None
         self._cache: dict[str, Tree | Blob] = {}
+        self._lock = threading.Lock()
 
     def __getitem__(self, oid: str) -> Tree | Blob:
         found = self._cache.get(oid)
         if found is None:
-            kind, data = self._read(oid)
-            found = Tree(self, data) if kind == b"tree" else Blob(data, kind.decode())
+            if not is_oid(oid):
+                raise KeyError(oid)
+            answer = self._read([oid], keep=True)[0]
+            if answer is None:  # "<oid> missing"
+                raise KeyError(oid)
+            kind, data = answer
+            found = Tree(self, data) if kind == "tree" else Blob(data, kind)
             self._cache[oid] = found
         return found
 
-    def _read(self, oid: str) -> tuple[bytes, bytes]:
-        if len(oid) not in (40, 64) or not all(c in "0123456789abcdef" for c in oid):
-            raise KeyError(oid)
-        child = self._start()
-        assert child.stdin is not None and child.stdout is not None
-        try:
-            child.stdin.write(oid.encode() + b"\n")
-            child.stdin.flush()
-            header = child.stdout.readline().split()
-            if len(header) != 3:  # "<oid> missing"
-                raise KeyError(oid)
-            size = int(header[2])
-            data = child.stdout.read(size)
-            child.stdout.read(1)  # the newline after each object
-        except (BrokenPipeError, ValueError) as exc:
-            raise GitFailed(["cat-file", "--batch"], 128, str(exc)) from None
-        if len(data) != size:
-            raise GitFailed(["cat-file", "--batch"], 128, "object cut short")
-        return header[1], data
+    def read_specs(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
+        """Each object `specs` names (an id, or `<tree>:<path>`) as (its kind, its bytes),
+        or None where git has none; from a child of their own."""
+        return self._read(specs, keep=False)
+
+    def _read(self, specs: list[str], *, keep: bool) -> list[tuple[str, bytes] | None]:
+        answers: list[tuple[str, bytes] | None] = []
+
+        def take(found: tuple[str, int] | None, stream: IO[bytes], line: bytes) -> None:
+            if found is None:  # "<spec> missing" (or ambiguous): nothing there
+                answers.append(None)
+                return
+            kind, size = found
+            answers.append((kind, b"".join(_chunks(stream, size))))
+
+        self._request([s.encode("utf-8", "surrogateescape") for s in specs], take, keep=keep)
+        return answers
+
+    def stream(
+        self,
+        oids: list[str],
+        sink: Callable[[int, Iterator[bytes]], None],
+        missing_ok: bool = False,
+    ) -> None:
+        """Each blob of `oids` handed to `sink(n, chunks)` as it arrives (never whole in
+        memory), from a child of their own; GitFailed when one is missing (unless
+        `missing_ok`: skipped) or is no blob."""
+        count = iter(range(len(oids)))
+
+        def take(found: tuple[str, int] | None, stream: IO[bytes], line: bytes) -> None:
+            n = next(count)
+            if missing_ok and found is None:
+                return
+            if found is None or found[0] != "blob":
+                raise _Broken(line.decode(errors="replace").strip() or "no answer")
+            chunks = _chunks(stream, found[1])
+            sink(n, chunks)
+            for _ in chunks:  # whatever the sink left: the next answer follows it
+                pass
+
+        self._request([oid.encode() for oid in oids], take, keep=False)
+
+    def _request(
+        self,
+        names: list[bytes],
+        take: Callable[[tuple[str, int] | None, IO[bytes], bytes], None],
+        *,
+        keep: bool,
+    ) -> None:
+        """Send `names`, one a line, and hand each answer to `take`: (kind, size) with the
+        stream positioned at the object's bytes, which `take` reads whole, or None for a
+        name git has no object for; with the answer's line. `keep`: through the child
+        this repository keeps (one request at a time), else through one that ends with
+        the request."""
+        if not names:
+            return
+        with self._lock if keep else contextlib.nullcontext():
+            child = self._start() if keep else self._spawn(stderr=subprocess.PIPE)
+            assert child.stdin is not None and child.stdout is not None
+            feed, out = child.stdin, child.stdout
+            listing = b"".join(name + b"\n" for name in names)
+
+            def write() -> None:
+                try:
+                    feed.write(listing)
+                    feed.flush()
+                    if not keep:
+                        feed.close()  # the child ends once it has answered them all
+                except (OSError, ValueError):  # git gone: the reading says why
+                    pass
+
+            writer = threading.Thread(target=write, name="cat-file-names", daemon=True)
+            writer.start()
+            try:
+                for _ in names:
+                    line = out.readline()
+                    if not line:
+                        raise _Broken("cat-file ended early")
+                    found = _header(line)
+                    take(found, out, line)
+                    # An object's bytes end in a newline; "<name> missing" has no body.
+                    if found is not None and out.read(1) != b"\n":
+                        raise _Broken("cat-file answered out of step")
+            except _Broken as exc:
+                why = self._end(child, writer)
+                raise GitFailed(BATCH, 128, why or str(exc)) from None
+            except BaseException:
+                self._end(child, writer)  # its answers are out of step with us now
+                raise
+            writer.join()
+            if not keep:
+                why = self._end(child, writer, kill=False)
+                if child.returncode != 0:
+                    raise GitFailed(BATCH, child.returncode or 128, why or "cat-file failed")
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if self._child is None:  # it only reads: it never holds our lock (no pass_fds)
-            self._child = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=self._root,
-                env=self._env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+        if self._child is None:
+            self._child = self._spawn(stderr=subprocess.DEVNULL)
         return self._child
+
+    def _spawn(self, *, stderr: int) -> subprocess.Popen[bytes]:
+        """A batch child; it only reads, so it never holds our lock."""
+        return subprocess.Popen(
+            ["git", *BATCH],
+            cwd=self._root,
+            env=self._env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+
+    def _end(
+        self, child: subprocess.Popen[bytes], writer: threading.Thread, *, kill: bool = True
+    ) -> str:
+        """Stop `child` (`kill`: a request failed half way) and wait for it and the
+        writer; what it said on stderr. The next kept request starts another."""
+        if self._child is child:
+            self._child = None
+        if kill:
+            with contextlib.suppress(OSError):
+                child.kill()
+        writer.join()
+        said = b""
+        if child.stderr is not None:
+            with contextlib.suppress(OSError, ValueError):
+                said = child.stderr.read()
+        child.wait()
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+        return said.decode(errors="replace").strip()
 
     def close(self) -> None:
         child, self._child = self._child, None
         if child is not None:
             assert child.stdin is not None and child.stdout is not None
-            child.stdin.close()
+            with contextlib.suppress(OSError, ValueError):
+                child.stdin.close()
             child.stdout.close()
             child.wait()
 
@@ -168,68 +268,28 @@ class Objects:
         self.close()
 
 
-def stream_blobs(
-    root: Path,
-    oids: list[str],
-    sink: Callable[[int, Iterator[bytes]], None],
-    missing_ok: bool = False,
-) -> None:
-    """Each blob of `oids` from one `cat-file --batch`, handed to `sink(n, chunks)` as
-    it arrives (never whole in memory; the sink takes every chunk); GitFailed when one
-    is missing (unless `missing_ok`: skipped) or no blob. The ids go in from a thread
-    while the blobs are read: a pipe filled both ways never deadlocks (a temporary file
-    did the same, but importing tempfile cost every save 2.6 ms)."""
-    import threading  # (subprocess has imported it)
+_KINDS = {b"blob", b"tree", b"commit", b"tag"}
 
-    from .spawn import child_env
 
-    child = subprocess.Popen(
-        ["git", "cat-file", "--batch"],
-        cwd=root,
-        env=child_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
-    listing = "".join(f"{oid}\n" for oid in oids).encode()
-    feed = child.stdin
+def _header(line: bytes) -> tuple[str, int] | None:
+    """An answer's (kind, size) from its line "<oid> <kind> <size>"; None for anything
+    else: "<name> missing", "<name> ambiguous" (a name may hold spaces of its own)."""
+    parts = line.split()
+    if len(parts) != 3 or parts[1] not in _KINDS or not parts[2].isdigit():
+        return None
+    if not is_oid(parts[0].decode("ascii", "replace")):
+        return None
+    return parts[1].decode(), int(parts[2])
 
-    def write() -> None:
-        with contextlib.suppress(OSError):  # git gone early: its answer says why
-            feed.write(listing)
-        with contextlib.suppress(OSError):
-            feed.close()
 
-    writer = threading.Thread(target=write, name="cat-file-ids", daemon=True)
-    writer.start()
-    header: list[bytes] = []
-    try:
-        for n in range(len(oids)):
-            header = child.stdout.readline().split()
-            if missing_ok and header[1:] == [b"missing"]:
-                continue
-            if len(header) != 3 or header[1] != b"blob":
-                break  # "<oid> missing", or not a blob
-            sink(n, _chunks(child.stdout, int(header[2])))
-            child.stdout.read(1)  # the newline after each object
-        else:
-            header = []
-    finally:
-        child.stdout.close()  # (git, if still writing, ends on the closed pipe)
-        writer.join()
-        err = child.stderr.read()
-        child.stderr.close()
-        code = child.wait()
-    if header or code != 0:
-        why = err.decode(errors="replace").strip() or b" ".join(header).decode(errors="replace")
-        raise GitFailed(["cat-file", "--batch"], code or 128, why)
+class _Broken(Exception):
+    """The child's answers cannot be followed any further."""
 
 
 def _chunks(stream: IO[bytes], size: int) -> Iterator[bytes]:
     while size > 0:
         chunk = stream.read(min(size, 1 << 20))
         if not chunk:
-            raise GitFailed(["cat-file", "--batch"], 128, "object cut short")
+            raise _Broken("object cut short")
         size -= len(chunk)
         yield chunk

@@ -1,4 +1,4 @@
-"""The few index files graft.py reads and writes itself, in git's version-2 format.
+"""The few index files the save's graft reads and writes itself, in git's version-2 format.
 
 The graft adds a handful of changed files to a small scratch index seeded with their own
 entries, so that `git update-index --add` applies every rule `git add` would. Writing
@@ -21,10 +21,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
-    from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - another Python
-    from hashlib import sha1
+from .formats import sha1
 
 _HEADER = struct.Struct(">4sII")
 _STAT = struct.Struct(">10I")  # ctime s/ns, mtime s/ns, dev, ino, mode, uid, gid, size
@@ -89,7 +86,7 @@ def set_stats(index: str, files: Mapping[str, tuple[int, str, os.stat_result]]) 
     compares that file's bytes, as after any checkout. SIGTERM and SIGHUP wait while
     the lock is held: git removes its lock files before it dies of them, and a lock
     left behind stops every git command (Ctrl-C is an exception here: `finally` runs)."""
-    import hashlib  # OpenSSL's: 1 MB for each 10,000 entries, twice
+    import hashlib  # OpenSSL's SHA-1, for megabytes: the whole index, twice
     import signal
 
     held = {signal.SIGTERM, signal.SIGHUP}

@@ -1,7 +1,8 @@
-"""Loose objects written as git writes them: the trees graft.py computes itself, and
-the checkpoints' commits (gitio.Repo.store_trees and commit_tree use it; nothing else).
+"""Loose objects written as git writes them: the trees the save's graft computes
+itself, and the checkpoints' commits (Repo.store_trees and Repo.commit_tree use it;
+nothing else).
 
-graft.py already has each new tree's bytes and id (it checks git's answers against
+The graft already has each new tree's bytes and id (it checks git's answers against
 them); writing them here saves the `mktree --batch` process of every save. The object
 is zlib-compressed "tree <size>\\0<body>" at objects/<2 hex>/<38 hex>, written to a
 temporary name in that folder and renamed into place, read-only: what git's
@@ -21,10 +22,7 @@ import struct
 import zlib
 from collections.abc import Iterable, Mapping
 
-try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
-    from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - another Python
-    from hashlib import sha1
+from .formats import object_id, sha1
 
 _ELSEWHERE = ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH")
 _LOOSE_LEVEL = 1  # core.looseCompression's default (git reads any level)
@@ -49,7 +47,7 @@ def write_trees(objects_dir: str | os.PathLike[str], trees: Mapping[str, bytes])
 
 def write_commit(objects_dir: str | os.PathLike[str], body: bytes) -> str:
     """Store a commit; its id."""
-    oid: str = sha1(b"commit %d\0" % len(body) + body).hexdigest()
+    oid = object_id(b"commit", body)
     write_objects(objects_dir, b"commit", {oid: body})
     return oid
 

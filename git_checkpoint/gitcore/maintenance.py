@@ -1,11 +1,9 @@
 """git's auto maintenance, run as git's own commit, merge and fetch run it.
 
 A wide restore stores a safety checkpoint of a thousand files: a thousand loose objects,
-uncompressed (graft.py), and a pack of trees (loose.write_pack). Git packs and prunes
-those in `git gc --auto`, which its porcelain starts after writing objects; a tool that
-never does leaves them to pile up until the user commits (600,000 loose objects and 190
-packs in the benchmark's repository after a few hundred restores, and every object
-lookup slower for it).
+uncompressed, and a pack of trees. Git packs and prunes those in `git gc --auto`, which
+its porcelain starts after writing objects; a tool that never does leaves them to pile
+up until the user commits, and every object lookup is slower for it.
 
 `after` asks git only when git would act: the loose objects in `objects/17` past
 gc.auto / 256, or more packs than gc.autoPackLimit (git's own `need_to_gc`), read from
@@ -13,14 +11,13 @@ two folders without starting a process. Then `git maintenance run --auto` decide
 the user's whole configuration (maintenance.auto, gc.auto, a pre-auto-gc hook) and `gc
 --auto` detaches as git's does (gc.autoDetach).
 
-Where it runs: a command waits for it as git's commit does (the pre-auto-gc hook,
-pack-refs and reflog expire, then gc detaches); `run` asks once, after its loop (its
-saves and restores would leave each detached gc a zombie of the subreaper it is:
-procgroup.adopt_orphans). A hook's save never asks: a git hook runs inside git's own
-command, which holds its locks and maintains once done; an agent's tool call must not
-wait for git's part, and in the background that part's ref locks (pack-refs, reflog
-expire) met the agent's next `git commit` (helper-28: 2 of 1,244 failed). The next
-command of ours, or git's own commit, asks instead.
+Who asks: each command that wrote objects, once its work is done and its lock released,
+as git's commit does; `run` once, after its loop (its saves and restores would leave
+each detached gc a zombie of the subreaper it is). A hook's save never asks: a git hook
+runs inside git's own command, which maintains once done, and an agent's tool call must
+not wait for git's part, whose ref locks (pack-refs, reflog expire) would meet the
+agent's next `git commit` if left to run beside it. The next command of ours, or git's
+own commit, asks instead.
 """
 
 from __future__ import annotations
@@ -34,8 +31,6 @@ from pathlib import Path
 from .repo import Repo, run_git_quietly
 
 _HEX = frozenset("0123456789abcdef")
-# Set by the hooks' saves and by `run` for its loop (see above).
-held_off = False
 GC_AUTO = 6700  # git's defaults
 GC_AUTO_PACK_LIMIT = 50
 
@@ -59,7 +54,7 @@ def after(repo: Repo) -> None:
     """Once a command's work is done: `git maintenance run --auto` when `due`. A Ctrl-C
     that lands while it runs stops only it: the command's work is done and stored."""
     objects = repo.common_dir / "objects"
-    if held_off or "GIT_OBJECT_DIRECTORY" in os.environ or not due(objects, repo.config_pairs()):
+    if "GIT_OBJECT_DIRECTORY" in os.environ or not due(objects, repo.config_pairs()):
         return
     with contextlib.suppress(KeyboardInterrupt):
         run_git_quietly(["maintenance", "run", "--auto", "--quiet"], repo.root)

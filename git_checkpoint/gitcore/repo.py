@@ -1,9 +1,10 @@
-"""The one place that talks to git.
+"""The one place that starts git for the full tool (the hook path's light start is
+`spawn.py`).
 
-`Repo` holds the locations of a work tree and its git dirs, a `git()` helper (every
-scan, hash, tree and ref goes through the git CLI), `objects`: trees and blobs through
-one `cat-file --batch` child (objects.py, what restore reads), and a lazily opened
-pygit2 handle for notes. pygit2 costs 40 ms to import: only notes pay it.
+`Repo` holds the locations of a work tree and its git dirs and runs git there (every
+scan, hash, tree and ref goes through the git CLI); `objects` reads trees and blobs
+through one `cat-file --batch` child (catfile.py), and `odb` is a pygit2 handle for
+notes, opened on first use (only notes pay for importing pygit2).
 """
 
 from __future__ import annotations
@@ -13,36 +14,26 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import GitFailed, UsageError
-from .spawn import CONFIG_ARGV, child_env, link_or_copy, parse_config, private_folder, remove_folder
+from . import locate
+from .formats import CONFIG_PATTERN, ZERO_OID, parse_config
+from .spawn import child_env, link_or_copy, private_folder, remove_folder
 
 if TYPE_CHECKING:
     import pygit2
 
     from .catfile import Objects
 
-ZERO_OID = "0" * 40
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git add -N puts it in the index
-# From this many new trees, they are written as one pack (loose.write_pack: 10 ms for
-# 1,100) rather than one loose file each (0.1 ms apiece; 1,100 trees for a change in
-# every folder). git's fetch keeps a pack from 100 objects on (fetch.unpackLimit) too.
-# Not `index-pack --stdin`: its collision check lists every loose object folder (190 ms
-# with 245,000 loose objects).
+# From this many new trees, they are written as one pack (loose.write_pack) rather than
+# one loose file each, as git's fetch keeps a pack from 100 objects on
+# (fetch.unpackLimit). Not `index-pack --stdin`: its collision check lists every loose
+# object folder, which costs more than the pack saves in a repository with many.
 PACK_FROM = 128
-
-# The git config keys we read: ours, the origin URL (manifests), core.ignoreCase (excludes);
-# the hook's quick check reads the same (gitfast.CONFIG_ARGV).
-CONFIG_PATTERN = CONFIG_ARGV[3]
-
-# File descriptors git children inherit: the checkpoint lock, so that a git process still
-# writing after we were killed (-9) keeps the lock until it is done.
-INHERITED_FDS: list[int] = []
 
 
 def run_git(
@@ -52,11 +43,13 @@ def run_git(
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    pass_fds: Iterable[int] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """Run `git argv…` and return the completed process; raise GitFailed on error.
 
     GIT_DIR, GIT_INDEX_FILE and friends from our own environment never reach git (hooks
     run with them set): each call names its repository by `cwd`, its index by `env`.
+    `pass_fds`: descriptors the child inherits (the checkpoint lock, Repo.lock_fds).
     """
     full_env = child_env(env)
     try:
@@ -67,7 +60,7 @@ def run_git(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=full_env,
-            pass_fds=tuple(INHERITED_FDS),
+            pass_fds=tuple(pass_fds),
         )
     except OSError as exc:  # git missing, cwd gone
         raise GitFailed(argv, 127, str(exc)) from exc
@@ -100,7 +93,7 @@ def pass_ctrl_c_on(child: subprocess.Popen[Any], grace: float) -> None:
     its lock files and stops), and wait for the child itself, not for the end of its
     output (a child of its own, such as ssh, may hold that open). A SIGKILL only once
     `grace` seconds have gone by: a killed git can leave a ref's lock file behind.
-    (early.interrupt_once: the Ctrl-Cs after the first wait for this.)"""
+    (core.interrupts: the Ctrl-Cs after the first wait for this.)"""
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signal.SIGINT)
     try:
@@ -108,90 +101,6 @@ def pass_ctrl_c_on(child: subprocess.Popen[Any], grace: float) -> None:
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()
-
-
-def _ntfs_dotgit(part: str) -> bool:
-    """git's `is_ntfs_dotgit` (core.protectNTFS, on by default everywhere): `.git` or
-    `git~1`, any case, followed only by spaces and dots up to a `\\`, `:` or the end.
-    """
-    for sep in ("\\", ":"):
-        part = part.split(sep, 1)[0]
-    low = part.lower()
-    return any(
-        low.startswith(name) and not low[len(name) :].strip(" .") for name in (".git", "git~1")
-    )
-
-
-def git_refuses_path(path: str, *, symlink: bool = False) -> bool:
-    """True for a path git itself will not put in an index or check out on this platform
-    (read-cache.c `verify_path` on POSIX): absolute, empty, `.` or `..` components, a NUL,
-    a `.git` in any NTFS disguise, or a symlink named `.gitmodules`. A backslash is an
-    ordinary character here, as it is to git on Linux.
-    """
-    if not path or path.startswith("/") or path.endswith("/") or "\0" in path:
-        return True
-    parts = path.split("/")
-    if any(p in ("", ".", "..") or _ntfs_dotgit(p) for p in parts):
-        return True
-    last = parts[-1].lower().rstrip(" .")
-    return symlink and (last == ".gitmodules" or last.startswith("gitmod~"))
-
-
-# <git dir>/checkpoint/paths: what `rev-parse` last said of this repository (top, git
-# dir, common dir). When the walk up to `.git` finds the same (quicksave.find_repo),
-# and neither config file changed since, the next command asks git no more.
-PATHS_FILE = "paths"
-
-
-def _confirmed(cwd: str) -> tuple[str, str, str] | None:
-    """The repository of `cwd` as git last described it, when that still holds."""
-    from ..fast.quickcheck import find_repo
-
-    found = find_repo(cwd)
-    if found is None:
-        return None
-    here = os.path.realpath(cwd)
-    for inside in (found.git_dir, found.common_dir):  # no work tree there: git says so
-        if here == inside or here.startswith(inside.rstrip("/") + "/"):
-            return None
-    try:
-        with open(os.path.join(found.git_dir, "checkpoint", PATHS_FILE), encoding="utf-8") as fh:
-            said = fh.read().split("\n")
-            written = os.fstat(fh.fileno()).st_mtime_ns
-        if len(said) != 4 or said[3] or os.path.realpath(said[0]) != found.root:
-            return None
-        if [os.path.realpath(p) for p in said[1:3]] != [found.git_dir, found.common_dir]:
-            return None
-        uid = os.geteuid()  # else git refuses it (dubious ownership), and should say so
-        if os.stat(found.root).st_uid != uid or os.stat(found.git_dir).st_uid != uid:
-            return None
-        for config in (os.path.join(said[2], "config"), os.path.join(said[1], "config.worktree")):
-            with contextlib.suppress(FileNotFoundError):  # core.worktree, core.bare...
-                if os.stat(config).st_mtime_ns >= written:
-                    return None
-    except (OSError, ValueError):
-        return None
-    return said[0], said[1], said[2]
-
-
-def _confirm(lines: list[str]) -> None:
-    """Keep what rev-parse said (a cache: a failure to write it changes nothing)."""
-    folder = os.path.join(lines[1], "checkpoint")
-    tmp = os.path.join(folder, f".{PATHS_FILE}.{os.getpid()}.tmp")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("".join(f"{line}\n" for line in lines))
-        os.replace(tmp, os.path.join(folder, PATHS_FILE))
-    except (OSError, ValueError):
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def _oid(text: str) -> str | None:
-    """`text` if it is an object id (40 or 64 lowercase hex digits), else None."""
-    ok = len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
-    return text if ok and text != ZERO_OID else None
 
 
 def concurrently(*calls: Callable[[], Any]) -> list[Any]:
@@ -244,14 +153,19 @@ class Repo:
     root: Path  # top of the work tree
     git_dir: Path  # this worktree's git dir (index, HEAD)
     common_dir: Path  # shared across linked worktrees (refs, objects, our state)
+    # Descriptors git children inherit: the checkpoint lock while it is held
+    # (storage.lock), so that a git process still writing after we were killed keeps the
+    # lock until it is done. A copy made with dataclasses.replace shares the list.
+    lock_fds: list[int] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:
         """The repository of `cwd`; `user_env`: honour the user's GIT_DIR/GIT_WORK_TREE."""
         where = Path(cwd) if cwd is not None else Path.cwd()
-        known = _confirmed(str(where)) if user_env else None
+        known = locate.confirmed(str(where)) if user_env else None
         if known is not None:
-            return cls(*(Path(p) for p in known))
+            root, git_dir, common = (Path(p) for p in known)
+            return cls(root, git_dir, common)
         argv = [
             "rev-parse",
             "--path-format=absolute",
@@ -281,10 +195,21 @@ class Repo:
                     f"tree {root}: run git checkpoint without it, from the work tree"
                 )
         else:
-            _confirm(lines)
+            locate.confirm(lines)
         return cls(root=root, git_dir=git_dir, common_dir=common)
 
     # --- the CLI ---------------------------------------------------------------
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run git in the work tree (run_git); the lock's descriptors go with it."""
+        return run_git(argv, self.root, stdin=stdin, env=env, check=check, pass_fds=self.lock_fds)
 
     def git(
         self,
@@ -293,7 +218,7 @@ class Repo:
         env: Mapping[str, str] | None = None,
     ) -> bytes:
         """Run git in the work tree; return stdout. Raises GitFailed with git's message."""
-        return run_git(list(args), self.root, stdin=stdin, env=env).stdout
+        return self.run(list(args), stdin=stdin, env=env).stdout
 
     def git_lines(self, *args: str, env: Mapping[str, str] | None = None) -> list[str]:
         """Run a `-z` git command and split its NUL-separated output."""
@@ -302,7 +227,7 @@ class Repo:
 
     @cached_property
     def objects(self) -> Objects:
-        """Trees and blobs through one `cat-file --batch` child (objects.py)."""
+        """Trees and blobs through one `cat-file --batch` child (catfile.py)."""
         from .catfile import Objects
 
         return Objects(self.root, child_env())
@@ -320,7 +245,7 @@ class Repo:
 
     def no_index(self) -> dict[str, str]:
         """The environment for a command that compares trees alone: git's diff-tree reads
-        the whole index first and never uses it (9 ms at 100,000 files); an index file
+        the whole index first and never uses it (a cost that grows with it); an index file
         that is not there reads as an empty one. (Anything at that folder's name, even a
         file, which git would fail on: the real index, as before.)"""
         folder = os.path.join(self.git_dir, "checkpoint", "no-index")
@@ -328,7 +253,7 @@ class Repo:
 
     @contextlib.contextmanager
     def temp_index(self, seed: Path | None = None) -> Iterator[dict[str, str]]:
-        """A scratch index in the git dir (`seed` linked or copied, gitfast.link_or_copy;
+        """A scratch index in the git dir (`seed` linked or copied, spawn.link_or_copy;
         or empty); yields the environment that points git at it. The user's index is
         never written.
         (A folder of its own, for git's `index.lock` beside it; no tempfile or shutil
@@ -353,46 +278,23 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """(commit id or None when unborn, branch short name or None when detached)."""
-        try:
-            text = (self.git_dir / "HEAD").read_text(encoding="utf-8", errors="surrogateescape")
-        except OSError:
-            text = ""
+        text = locate.read_head(self.git_dir)
+        detached = locate.object_id_or_none(text.strip())
         if text.startswith("ref: "):
             ref = text[5:].strip()
-        elif _oid(text.strip()):  # detached at this commit
+        elif detached:
             ref = ""
         else:  # a HEAD we cannot read as a file: ask git
-            sym = run_git(["symbolic-ref", "-q", "HEAD"], self.root, check=False)
+            sym = self.run(["symbolic-ref", "-q", "HEAD"], check=False)
             ref = sym.stdout.decode("utf-8", "surrogateescape").strip()
         branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
-        fast = self.read_ref_file(ref) if branch else _oid(text.strip())
+        fast = locate.read_ref(self.common_dir, ref) if branch else detached
         return fast or self.resolve_ref("HEAD^{commit}"), branch
-
-    def read_ref_file(self, ref: str) -> str | None:
-        """The id a branch names, read from its loose file or packed-refs without a git
-        process; None when not found that way (unborn, reftable, a symref: ask git).
-        """
-        try:
-            return _oid((self.common_dir / ref).read_text(encoding="ascii").strip())
-        except (OSError, ValueError):
-            pass
-        try:
-            packed = (self.common_dir / "packed-refs").read_bytes()
-        except OSError:
-            return None
-        target = b" " + ref.encode("utf-8", "surrogateescape") + b"\n"
-        at = packed.find(target)
-        if at < 0:
-            return None
-        start = packed.rfind(b"\n", 0, at) + 1
-        return _oid(packed[start:at].decode("ascii", "replace"))
 
     def create_ref(self, name: str, oid: str, reason: str) -> bool:
         """Create ref `name` at `oid` with a reflog entry; False if it already exists."""
-        proc = run_git(
-            ["update-ref", "--create-reflog", "-m", reason, name, oid, ZERO_OID],
-            self.root,
-            check=False,
+        proc = self.run(
+            ["update-ref", "--create-reflog", "-m", reason, name, oid, ZERO_OID], check=False
         )
         if proc.returncode == 0:
             return True
@@ -408,7 +310,7 @@ class Repo:
         self.git("update-ref", "-d", name, old)
 
     def resolve_ref(self, name: str) -> str | None:
-        proc = run_git(["rev-parse", "-q", "--verify", name], self.root, check=False)
+        proc = self.run(["rev-parse", "-q", "--verify", name], check=False)
         if proc.returncode != 0:
             return None
         return proc.stdout.decode().strip() or None
@@ -416,8 +318,8 @@ class Repo:
     @cached_property
     def _config(self) -> list[tuple[str, str]]:
         """Our `checkpoint.*` keys, the origin URL, core.ignoreCase, core.autocrlf, and
-        what says how git writes objects and commits (gitfast.CONFIG_ARGV), read once."""
-        proc = run_git(["config", "-z", "--get-regexp", CONFIG_PATTERN], self.root, check=False)
+        what says how git writes objects and commits (formats.CONFIG_PATTERN), read once."""
+        proc = self.run(["config", "-z", "--get-regexp", CONFIG_PATTERN], check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
         return parse_config(proc.stdout)
@@ -476,7 +378,7 @@ class Repo:
         """Whether git has the tree `top`, and so every tree below it (git writes a tree
         after its children): a save that finds the same change again must not pack its
         trees again. Only the top is asked for: each missing object costs `cat-file` a
-        rescan of the pack folder (0.03 ms here with 34 packs, 35 to 80 ms for 1,100)."""
+        rescan of the pack folder, which adds up over a thousand trees."""
         out = self.git("cat-file", "--batch-check=%(objectname)", stdin=f"{top}\n".encode())
         return not out.decode().rstrip().endswith(" missing")
 
@@ -508,6 +410,6 @@ class Repo:
         return self.git(*argv, stdin=message.encode(), env=fallback).decode().strip()
 
     def user_ident(self) -> str:
-        proc = run_git(["var", "GIT_COMMITTER_IDENT"], self.root, check=False)
+        proc = self.run(["var", "GIT_COMMITTER_IDENT"], check=False)
         ident = proc.stdout.decode(errors="replace").strip()
         return ident.rsplit(" ", 2)[0] if ident else "unknown"

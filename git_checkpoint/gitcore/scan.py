@@ -5,35 +5,16 @@ every tracked path whose work-tree state differs from that index and every untra
 non-ignored path: what `add -u` and `ls-files -o` found in two scans. It stats what the
 index stats and hashes only racily-clean entries, and uses core.fsmonitor when it is on.
 
-The save path's scan; the hook's quick check runs the same command through gitfast.py.
+The save path's scan; the hook's quick check runs the same command through spawn.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import spawn as gitfast
-from .repo import Repo, run_git
-
-STATUS_ARGV = gitfast.STATUS_ARGV
-
-
-@dataclass(frozen=True)
-class Scan:
-    changed: tuple[str, ...]  # tracked paths whose work-tree state differs from the index
-    deleted: tuple[str, ...]  # the subset of `changed` that is gone from the work tree
-    untracked: tuple[str, ...]  # untracked, not ignored; nested repositories end with "/"
-    unmerged: bool  # the index has conflicted entries
-    modes: Mapping[str, str]  # changed path -> its work-tree mode ("000000": gone)
-    errors: bytes = b""  # status's stderr: a path it could not look at, and why
-
-
-def parse_status(out: bytes) -> Scan:
-    """The records of `status --porcelain=v2 -z`."""
-    changed, deleted, untracked, unmerged, modes = gitfast.parse_status(out)
-    return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged, modes)
+from .formats import STATUS_ARGV, Scan, parse_status
+from .repo import Repo
 
 
 def status_env(index: Path, *, read_only: bool) -> dict[str, str]:
@@ -46,8 +27,8 @@ def status_env(index: Path, *, read_only: bool) -> dict[str, str]:
 def scan(repo: Repo, index: Path, *, read_only: bool = False) -> Scan:
     """One status run against `index` (a scratch copy: status may refresh it in place)."""
     env = status_env(index, read_only=read_only)
-    proc = run_git(list(STATUS_ARGV), repo.root, env=env)
-    return replace(parse_status(proc.stdout), errors=proc.stderr)
+    proc = repo.run(list(STATUS_ARGV), env=env)
+    return parse_status(proc.stdout).with_errors(proc.stderr)
 
 
 def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
@@ -57,9 +38,8 @@ def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
     if not paths:
         return
     data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-    proc = run_git(
+    proc = repo.run(
         ["add", "-u", "--pathspec-from-file=-", "--pathspec-file-nul"],
-        repo.root,
         stdin=data,
         env={**env, "GIT_LITERAL_PATHSPECS": "1"},
         check=False,
@@ -67,7 +47,7 @@ def stage(repo: Repo, env: Mapping[str, str], paths: Sequence[str]) -> None:
     if proc.returncode != 0:
         # A pathspec git refuses before it touches the index ("beyond a symbolic link":
         # a tracked folder became a link): the whole `add -u` takes every case.
-        run_git(["add", "-u"], repo.root, env=env)
+        repo.run(["add", "-u"], env=env)
 
 
 # --- untracked.exclude without a second scan -------------------------------------------------

@@ -1,11 +1,8 @@
-"""git for the hook path: started with `os.posix_spawnp`, read from a pipe.
-
-Every agent tool call pays for the hook's process, and `subprocess` (with `signal`,
-`selectors`, `threading`), `dataclasses`, `typing` and `pathlib` cost more CPU to import
-than the quick check spends in Python. So the quick check (quicksave.py) runs its few
-git commands through this module, which imports `os` only; everything else runs git
-through gitio.py. The same environment rules apply: no GIT_DIR and friends from our own
-environment reach git.
+"""git started with `os.posix_spawnp` and read from a pipe: the way the hook path and
+the launcher's early scan start git, without `subprocess` (and the `signal`,
+`selectors` and `threading` it loads). Everything else starts git through `repo.py`.
+The same environment rule holds for both: no GIT_DIR and friends of our own
+environment reach git. Also the scratch folders both make in the git dir.
 """
 
 from __future__ import annotations
@@ -18,42 +15,6 @@ if TYPE_CHECKING:
 
 # Variables that would make a git child act on another repository than ours.
 REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
-
-# One scan of the work tree against an index (scan.py). --ignore-submodules=dirty: a
-# submodule counts by its commit, as `add -u` records it.
-STATUS_ARGV = (
-    "status",
-    "--porcelain=v2",
-    "-z",
-    "--untracked-files=all",
-    "--no-renames",
-    "--ignore-submodules=dirty",
-)
-# The index's marks (assume-unchanged, skip-worktree): snapshot._marks parses the output.
-FLAGGED_ARGV = ("ls-files", "-v", "-z")
-# The git config a save reads (gitio.CONFIG_PATTERN), compared as read; gc.* and
-# maintenance.auto say when git's auto maintenance would act (maintenance.py).
-CONFIG_ARGV = (
-    "config",
-    "-z",
-    "--get-regexp",
-    r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
-    r"|core\.sharedrepository$|extensions\.objectformat$"
-    r"|(user|author|committer)\.(name|email)$|user\.useconfigonly$|commit\.gpgsign$"
-    r"|i18n\.commitencoding$|core\.(loose)?compression$"
-    r"|gc\.auto$|gc\.autopacklimit$|maintenance\.auto$)",
-)
-
-
-def parse_config(out: bytes) -> list[tuple[str, str]]:
-    """`git config -z --get-regexp`'s output: (key, value) in file order; a key given
-    bare reads "true", as git reads it."""
-    pairs = []
-    for item in out.decode("utf-8", "replace").split("\0"):
-        if item:
-            key, given, value = item.partition("\n")
-            pairs.append((key, value if given else "true"))
-    return pairs
 
 
 class Spawned:
@@ -137,50 +98,13 @@ class Spawned:
         finally:
             os.close(self.fd)
             if status is None:
-                try:  # noqa: SIM105 (contextlib costs the early scan 3 ms, before git starts)
+                try:
                     _, status = os.waitpid(pid, 0)
                 except ChildProcessError:  # waited for already, when Ctrl-C came before
                     pass  # its answer was kept: the KeyboardInterrupt is on its way
         if status is not None:
             self.done = os.waitstatus_to_exitcode(status), b"".join(chunks)
         return self.done
-
-
-def parse_status(
-    out: bytes,
-) -> tuple[list[str], list[str], list[str], bool, dict[str, str]]:
-    """`status --porcelain=v2 -z` records: (tracked paths whose work-tree state differs
-    from the index, the subset gone from the work tree, untracked paths, any unmerged,
-    changed path -> its work-tree mode as git would record it)."""
-    records = out.decode("utf-8", "surrogateescape").split("\0")
-    modes: dict[str, str] = {}
-    changed: list[str] = []
-    deleted: list[str] = []
-    untracked: list[str] = []
-    unmerged = False
-    i = 0
-    while i < len(records):
-        rec = records[i]
-        i += 1
-        kind = rec[:1]
-        if kind == "1":  # 1 XY sub mH mI mW hH hI path
-            fields = rec.split(" ", 8)
-            if fields[1][1] != ".":
-                changed.append(fields[8])
-                modes[fields[8]] = fields[5]
-                if fields[1][1] == "D":
-                    deleted.append(fields[8])
-        elif kind == "2":  # renames are off, but parse them anyway: path, then origPath
-            fields = rec.split(" ", 9)
-            i += 1
-            if fields[1][1] != ".":
-                changed.append(fields[9])
-        elif kind == "u":
-            unmerged = True
-            changed.append(rec.split(" ", 10)[10])
-        elif kind == "?":
-            untracked.append(rec[2:])
-    return changed, deleted, untracked, unmerged, modes
 
 
 def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -190,7 +114,7 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return full
 
 
-# --- scratch folders in the git dir (gitio.Repo.temp_index, early.py) -----------------------
+# --- scratch folders in the git dir (Repo.temp_index, the early scan) ----------------------
 
 
 SCRATCH_PREFIX = "checkpoint-"  # <git dir>/checkpoint-XXXXXXXXXXXX/
@@ -198,7 +122,7 @@ SCRATCH_PREFIX = "checkpoint-"  # <git dir>/checkpoint-XXXXXXXXXXXX/
 
 def private_folder(parent: str, prefix: str = SCRATCH_PREFIX) -> str:
     """A new folder of ours under `parent`, readable by us alone (as mkdtemp makes);
-    doctor.py finds what a crash leaves by the prefix."""
+    doctor finds what a crash leaves by the prefix."""
     while True:
         folder = os.path.join(parent, f"{prefix}{os.urandom(6).hex()}")
         try:
@@ -216,11 +140,11 @@ def empty_folder(folder: str | os.PathLike[str]) -> bool:
         return False
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
-            import shutil  # a folder inside: not what git leaves, seldom needed
+            import shutil  # a folder inside: not what git leaves there, seldom needed
 
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
-            try:  # noqa: SIM105 (contextlib costs the early scan 3 ms, before git starts)
+            try:
                 os.unlink(entry.path)
             except FileNotFoundError:
                 pass
@@ -230,7 +154,7 @@ def empty_folder(folder: str | os.PathLike[str]) -> bool:
 def remove_folder(folder: str | os.PathLike[str]) -> None:
     """Remove what git left in a scratch folder (indexes, their locks), then the folder."""
     if empty_folder(folder):
-        try:  # noqa: SIM105 (as above)
+        try:
             os.rmdir(folder)
         except OSError:
             pass
@@ -240,8 +164,8 @@ def link_or_copy(source: str, target: str) -> None:
     """A scratch copy of an index: a hard link where the file system has them, else a
     copy with the mtime kept (a fresh one would hide racily-clean edits).
 
-    A link is the same file for free (no 12 MB to copy at 100,000 files, none to free
-    after): git never writes an index in place, it writes `index.lock` and renames it
+    A link is the same file for free (nothing to copy, nothing to free after): git
+    never writes an index in place, it writes `index.lock` and renames it
     over, so whatever git does to either name leaves the other as it was.
     """
     try:

@@ -1,1 +1,2 @@
-"""TODO"""
+"""Hooks put in place beside whatever is there: agents' settings files, git hooks, the
+shell guard; and taken out again exactly."""

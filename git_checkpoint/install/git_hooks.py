@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import CheckpointError, Refused, UsageError
-from ..gitcore.repo import Repo, run_git
+from ..core.errors import Refused, UsageError
+from ..gitcore.repo import Repo
 from ..storage.refs import task_from_branch
 from . import hook_files
 
@@ -47,7 +46,7 @@ def data_dir() -> Path:
 
 def templates_dir() -> Path:
     """The `hooks/` folder: beside the package in a checkout, else where install.sh put it."""
-    for candidate in (Path(__file__).resolve().parent.parent / "hooks", data_dir() / "hooks"):
+    for candidate in (Path(__file__).resolve().parents[2] / "hooks", data_dir() / "hooks"):
         if (candidate / "git" / "pre-rebase").is_file():
             return candidate
     raise UsageError(
@@ -183,39 +182,22 @@ def uninstall(repo: Repo) -> list[str]:
     return changed
 
 
-def push_with_branch(cwd: str, remote: str, refs: list[str]) -> str | None:
-    """pre-push: with `checkpoint.pushWithBranch`, push the checkpoints of each branch
-    being pushed (its task's) to the same remote through `git checkpoint push`; return
-    what it said. `refs` are pre-push's input lines.
-    """
+def tasks_pushed_with(cwd: str, remote: str, refs: list[str]) -> list[str]:
+    """pre-push: with `checkpoint.pushWithBranch`, the tasks whose checkpoints go with
+    the branches being pushed to `remote`; `refs` are pre-push's input lines."""
     branches = []
     for line in refs:  # <local ref> <local oid> <remote ref> <remote oid>
         fields = line.split()
         if len(fields) == 4 and fields[0].startswith("refs/heads/") and fields[1].strip("0"):
             branches.append(fields[0][len("refs/heads/") :])
     if not branches or not remote:
-        return None
-    wanted = run_git(
-        ["config", "--type=bool", "--get", "checkpoint.pushWithBranch"], cwd, check=False
-    )
+        return []
+    repo = Repo.discover(cwd)
+    wanted = repo.run(["config", "--type=bool", "--get", "checkpoint.pushWithBranch"], check=False)
     if wanted.stdout.strip() != b"true":
-        return None
-    tasks = []
+        return []
+    found = []
     for task in dict.fromkeys(task_from_branch(b) for b in branches):
-        if run_git(["for-each-ref", "--count=1", f"refs/checkpoints/{task}/"], cwd).stdout.strip():
-            tasks += ["--task", task]
-    if not tasks:
-        return None
-    proc = subprocess.run(
-        ["git", "checkpoint", "push", remote, *tasks],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    said = (proc.stdout + proc.stderr).strip().splitlines()
-    if proc.returncode != 0:
-        last = said[-1] if said else f"exit {proc.returncode}"
-        raise CheckpointError(f"checkpoints not pushed with the branch: {last}")
-    return said[0] if said else None
+        if repo.git("for-each-ref", "--count=1", f"refs/checkpoints/{task}/").strip():
+            found.append(task)
+    return found

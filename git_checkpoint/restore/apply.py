@@ -1,52 +1,36 @@
-"""Carrying out a restore plan on disk: stage, check, then move into place.
+"""A restore plan carried out on disk, once every file is staged (stage.py).
 
-Every file to write is first read (raw blobs, into memory up to a budget) or checked out
-(with git's smudge filters, into a staging folder in the git dir), so a missing blob or
-a failing filter stops the restore before the work tree is touched. Then each path is
-replaced, only after checking that what it replaces or removes is stored in the safety
-checkpoint: a file that changed during the restore, or that git could not store, is
-left where it is and reported. A staged file replaces its path by a rename; content
-from memory is written as git's checkout writes it, the old file unlinked and a new one
-created (O_EXCL: never through a symlink, never over a file that appeared meanwhile).
-Never written over in place: a script running from the old file would read on in the
-new one, a process mapping it would die of SIGBUS. Neither way follows a symlink or
-removes a folder with files in it. A `.gitattributes` the restore changes or removes
-goes first, and the files below it are staged again under the rules that stay (restage),
-as git's checkout removes before it writes.
+Each path is replaced only after checking that what it replaces or removes is stored in
+the safety checkpoint: a file that changed during the restore, or that git could not
+store, is left where it is and reported. A staged file replaces its path by a rename;
+content from memory is written as git's checkout writes it, the old file unlinked and a
+new one created (O_EXCL: never through a symlink, never over a file that appeared
+meanwhile). Never written over in place: a script running from the old file would read
+on in the new one, a process mapping it would die of SIGBUS. Neither way follows a
+symlink or removes a folder with files in it. Then the index entries, their marks and
+their stat data.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import GitFailed, Refused
 from ..fast import quickstate
 from ..gitcore import indexfile
-from ..gitcore.catfile import Blob, stream_blobs
-from ..gitcore.repo import ZERO_OID, Repo, concurrently, nul_list
-from ..gitcore.spawn import empty_folder
+from ..gitcore.formats import EMPTY_BLOB, ZERO_OID
+from ..gitcore.repo import Repo, concurrently, nul_list
 from ..save.capture import MARK_OPTIONS
-from ..save.graft import is_attributes
-from .plan import (
-    SYMLINK,
-    Entry,
-    Plan,
-    TreeView,
-    Write,
-    cwd_in,
-    disk_holds,
-    raw_match,
-    through_folders,
-)
+from .checks import Entry, cwd_in, disk_holds, raw_match, through_folders
+from .plan import Plan, TreeView, Write
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
@@ -65,186 +49,10 @@ class Outcome:
 
 # Above this many written files, their stat data is refreshed by one pass over the index.
 REFRESH_PATHS_MAX = 128
-STAGING = "staging"  # under <git dir>/checkpoint/: kept from one restore to the next
+
+
 # From this many files, two threads write them (move_into_place).
 PARALLEL_WRITES = 256
-# Raw blobs up to this many bytes in all are staged in memory, and blobs above
-# MEMORY_BLOB_MAX never are. A new file in the staging folder costs 0.03 to 0.5 ms here
-# (ext4: files just freed in a folder, after a sync, are slow to make again), and its
-# rename over the old file 0.07 to 0.14 ms (ext4's auto_da_alloc writes the data out):
-# 0.4 to 0.6 s for 1,000 files, where creating each in its own place costs 0.11 ms.
-MEMORY_MAX = 64 << 20
-MEMORY_BLOB_MAX = 1 << 20
-# path -> its staged file, or its bytes (a regular file staged in memory).
-Stage = dict[str, str | bytes]
-
-
-@contextlib.contextmanager
-def staged(repo: Repo, writes: Iterable[Write], rules: Iterable[str] = ()) -> Iterator[Stage]:
-    """The files of `writes`, with git's smudge filters applied: raw blobs in memory
-    (up to MEMORY_MAX), the rest each in one flat file of a staging folder that stays
-    between restores (path -> staged file, or bytes). Those below a `.gitattributes`
-    the restore changes or removes (`rules`) are read raw, only to know their blobs are
-    there: restage converts them once, under the rules that stay (git never runs a
-    filter of a rule it removes).
-
-    Flat and lasting on purpose: a new folder lands in a fresh part of the file system,
-    where each new file costs a fresh inode (0.6 ms here, against 0.03 ms in a folder
-    in use), and a checkout into a mirror of the work tree makes one folder per folder.
-    """
-    writes = list(writes)
-    folder = repo.git_dir / "checkpoint"
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("staging-*"):  # the folders of earlier versions
-        shutil.rmtree(old, ignore_errors=True)
-    stage = folder / STAGING
-    _empty(stage)
-    out: Stage = {}
-    try:
-        files = [w for w in writes if w.mode != SYMLINK]
-        at = {write.path: os.fspath(stage / str(n)) for n, write in enumerate(writes)}
-        out.update(at)
-        rules = list(rules)
-        later = [w for w in files if under_rules(w.path, rules)]
-        _stage_files(repo, [w for w in files if not under_rules(w.path, rules)], out)
-        if later:
-            _stream_raw(repo, later, out)
-        _spill_unless_room(repo.root, files, out, at)
-        links = [w for w in writes if w.mode == SYMLINK]
-        as_files = bool(links) and not _symlinks_on(repo)
-        for write in links:
-            target = _link_target(repo, write)
-            staged_at = _at(out, write.path)
-            if as_files:  # core.symlinks false: git writes the link text as a file
-                _write_staged(staged_at, 0o100644, [target])
-            else:
-                os.symlink(target, os.fsencode(staged_at))
-        yield out
-    finally:
-        _empty(stage)
-
-
-def _symlinks_on(repo: Repo) -> bool:
-    try:
-        value = repo.git("config", "--bool", "core.symlinks").decode().strip()
-    except GitFailed:
-        return True  # unset: git's default here
-    return value != "false"
-
-
-def _link_target(repo: Repo, write: Write) -> bytes:
-    """A symlink's target from its blob, cut at a NUL as git's symlink() reads it."""
-    try:
-        found = repo.objects[write.oid]
-    except KeyError:
-        raise Refused(f"unsafe checkpoint: symlink {write.path!r} names a missing object") from None
-    if not isinstance(found, Blob) or found.kind != "blob":
-        raise Refused(f"unsafe checkpoint: symlink {write.path!r} does not name a blob")
-    target = found.read_raw().split(b"\0", 1)[0]
-    if not target:
-        raise Refused(f"unsafe checkpoint: symlink {write.path!r} has an empty target")
-    return target
-
-
-def _empty(stage: Path) -> None:
-    """The staging folder, made if missing, with nothing in it (a killed restore's files
-    go: we hold the lock)."""
-    if not empty_folder(stage):
-        stage.mkdir()
-
-
-def _spill_unless_room(root: Path, writes: list[Write], stage: Stage, at: dict[str, str]) -> None:
-    """Content staged in memory goes to its staged file (`at`) after all when the work
-    tree's file system may not hold it twice over: a full disk then stops the restore
-    here, before the work tree changes, as staging on disk always did."""
-    held = [(w, data) for w in writes if isinstance(data := stage[w.path], bytes)]
-    if not held:
-        return
-    needed = sum(len(data) + 4096 for _, data in held)  # a block or so per file
-    try:
-        fs = os.statvfs(root)
-        free = fs.f_bavail * fs.f_frsize
-    except OSError:
-        free = 0
-    if free >= 2 * needed + (16 << 20):
-        return
-    for write, data in held:
-        _write_staged(at[write.path], write.mode, [data])
-        stage[write.path] = at[write.path]
-
-
-def _at(stage: Stage, path: str) -> str:
-    """The staged file of `path` (one staged on disk)."""
-    where = stage[path]
-    assert isinstance(where, str)
-    return where
-
-
-def _stage_files(repo: Repo, writes: list[Write], out: Stage) -> None:
-    """Regular files, as checkout-index would write them. Raw from `cat-file --batch`
-    into the flat staging files when no attribute or setting converts any of them (the
-    common case); else checked out with their filters into a tree under the staging
-    folder (`cat-file --batch --filters` would do, but git 2.39 gives it the size of the
-    unfiltered object)."""
-    if not writes:
-        return
-    listing = b"".join(
-        f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in writes
-    )
-    with repo.temp_index() as env:
-        repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
-        if not _converted(repo, writes, env):
-            _stream_raw(repo, writes, out)
-            return
-        tree = Path(_at(out, writes[0].path)).parent / "tree"
-        repo.git("checkout-index", f"--prefix={tree}/", "-f", "-a", env=env)
-    for write in writes:
-        out[write.path] = os.fspath(tree / write.path)
-
-
-CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
-
-
-def _converted(repo: Repo, writes: list[Write], env: dict[str, str]) -> bool:
-    """Whether a checkout would change any of these files' bytes: core.autocrlf, or an
-    attribute that converts (read as checkout-index reads them, from an index that holds
-    only these entries, then the work tree). A rule file among them: assume so."""
-    if any(is_attributes(w.path) for w in writes):
-        return True
-    if repo.autocrlf() not in ("", "false", "input", "no", "off", "0"):
-        return True
-    stdin = nul_list(w.path for w in writes)
-    out = repo.git("check-attr", "-z", "--stdin", *CONVERTING, stdin=stdin, env=env)
-    fields = out.decode("utf-8", "surrogateescape").split("\0")
-    values = fields[2::3]  # path, attribute, value, ...
-    return any(v not in ("unspecified", "unset", "") for v in values)
-
-
-def _stream_raw(repo: Repo, writes: list[Write], out: Stage) -> None:
-    """Each blob into memory while the budget lasts, else straight into its staged file."""
-    room = MEMORY_MAX
-
-    def sink(n: int, chunks: Iterator[bytes]) -> None:
-        nonlocal room
-        path = writes[n].path
-        first = next(chunks, b"")  # all of a blob up to 1 MiB (objects._chunks)
-        rest = next(chunks, None)
-        if rest is None and len(first) <= min(room, MEMORY_BLOB_MAX):
-            out[path] = first
-            room -= len(first)
-            return
-        more = [first] if rest is None else [first, rest]
-        _write_staged(_at(out, path), writes[n].mode, itertools.chain(more, chunks))
-
-    stream_blobs(repo.root, [w.oid for w in writes], sink)
-
-
-def _write_staged(path: str, mode: int, chunks: Iterable[bytes]) -> None:
-    """A new file, executable as git makes it (0777 less the umask) or not (0666)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if mode == 0o100755 else 0o666)
-    with os.fdopen(fd, "wb") as fh:
-        for chunk in chunks:
-            fh.write(chunk)
 
 
 def unstored(repo: Repo, now: TreeView, paths: Iterable[str], plan: Plan) -> dict[str, str]:
@@ -331,10 +139,10 @@ def move_into_place(
     """Put each staged file in its path (renamed, or written from memory); a folder in
     the way is replaced only when it is empty (what the plan removed from it), and never
     followed if it is a symlink. Many files are written by two threads, each on its half
-    of the sorted paths (other folders, mostly): the file system's work (an unlink costs
-    0.08 ms here) then runs on both cores, 125 -> 85 ms for 1,000 files.
+    of the sorted paths (other folders, mostly): the file system's work (unlinks,
+    creates, renames) then runs on both cores.
     """
-    root = os.fspath(repo.root)  # str: 1,000s of paths
+    root = os.fspath(repo.root)  # a str, not a Path, for each of many paths
     todo = [w for w in writes if w.path not in outcome.left]
     if len(todo) < PARALLEL_WRITES:
         _move(root, stage, todo, outcome)
@@ -502,42 +310,10 @@ def _placeholders(root: str, paths: Iterable[str]) -> Iterator[set[str]]:
                 os.rmdir(folder)
 
 
-def under_rules(path: str, rules: Iterable[str]) -> bool:
-    """Whether the `.gitattributes` files `rules` can convert `path` (one of them none)."""
-    if is_attributes(path):
-        return False
-    return any(not f or path.startswith(f"{f}/") for f in (r.rpartition("/")[0] for r in rules))
-
-
 def changed_since(root: Path, seen: dict[str, list[int] | None]) -> dict[str, str]:
     """The paths of `seen` (quickstate.overlay_stats) changed since, to leave as they are."""
     now = quickstate.overlay_stats(root, seen)
     return {p: "changed during the restore" for p, key in seen.items() if now[p] != key}
-
-
-def attributes_touched(plan: Plan) -> list[str]:
-    """The `.gitattributes` files the plan writes or removes."""
-    return [p for p in (*(w.path for w in plan.writes), *plan.removes) if is_attributes(p)]
-
-
-def restage(repo: Repo, stage: Stage, writes: Iterable[Write], rules: Iterable[str]) -> None:
-    """git's checkout removes files, then writes each under the rules in place by then;
-    the staging read the rules on disk before the restore. Once the restore has removed
-    and written its `.gitattributes` files (`rules`), the files it writes below them are
-    checked out again into the staging folder, now under the rules that stay (git's own
-    filters, run from the top of the work tree), before any of them is written."""
-    again = [w for w in writes if w.mode != SYMLINK and under_rules(w.path, rules)]
-    if not again:
-        return
-    listing = b"".join(
-        f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in again
-    )
-    tree = repo.git_dir / "checkpoint" / STAGING / "again"
-    with repo.temp_index() as env:
-        repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
-        repo.git("checkout-index", f"--prefix={tree}/", "-f", "-a", env=env)
-    for w in again:
-        stage[w.path] = os.fspath(tree / w.path)
 
 
 def update_index(
@@ -585,8 +361,8 @@ def update_index(
         done = indexfile.set_stats(os.fspath(repo.git_dir / "index"), known)
         fresh = [w for w in fresh if w.path not in done]
     if len(fresh) > REFRESH_PATHS_MAX:
-        # Matching pathspecs costs git paths x entries (1,000 of them in 100,000 entries:
-        # 490 ms); a refresh of the whole index stats each entry once (100 ms there).
+        # Matching pathspecs costs git paths x entries; past a few hundred paths, a
+        # refresh of the whole index, which stats each entry once, costs less.
         with contextlib.suppress(GitFailed):
             repo.git("update-index", "-q", "--refresh")
     elif fresh:
@@ -600,3 +376,45 @@ def update_index(
                 stdin=nul_list(w.path for w in fresh),
                 env=LITERAL,
             )
+
+
+def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
+    """Paths the plan removed that are somehow still there, and an index that differs
+    (`left`: paths deliberately left alone, already reported).
+    """
+    folders = {os.path.dirname(w.path) for w in plan.writes}
+    out = [
+        p
+        for p in plan.removes
+        if p not in left
+        and os.path.lexists(repo.root / p)
+        and through_folders(repo.root, p)  # not a file a new symlink above it shows
+        and not (
+            os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
+        )
+    ]
+    if plan.index_changes:
+        wanted = {p: e for p, e in plan.index_changes if e is not None}
+        # Name the paths while the command line stays short; past that, read the index.
+        paths = [p for p, _ in plan.index_changes] if len(plan.index_changes) <= 1000 else []
+        listed = repo.git_lines(
+            "ls-files", "-s", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
+        )
+        found = {}
+        for item in listed:
+            meta, _, path = item.partition("\t")
+            mode, oid, stage = meta.split()
+            found[path] = (int(mode, 8), oid) if stage == "0" else None
+        # A path the plan dropped and then marked intent-to-add (`git add -N`, as the
+        # target has it) holds git's placeholder: the empty blob, at stage 0.
+        marked = set(plan.intent_to_add)
+        out += [
+            f"(index) {p}"
+            for p, e in plan.index_changes
+            if found.get(p) != wanted.get(p) and not (p in marked and _placeholder(found.get(p)))
+        ]
+    return out
+
+
+def _placeholder(entry: Entry | None) -> bool:
+    return entry is not None and entry[1] == EMPTY_BLOB and entry[0] in (0o100644, 0o100755)

@@ -1,37 +1,37 @@
-"""Trees -> workspace: make the managed set equal to a checkpoint (design.md §4, §9, §11).
+"""Trees -> a plan: what a restore must write and remove so that the managed set equals
+a checkpoint (design.md §4, §9).
 
 The plan is a tree-to-tree diff between a fresh snapshot of the workspace (which becomes
 the safety checkpoint) and the target, so the cost grows with the difference, not the
 repository. Every path is checked before anything is written: the target may be a
-fetched, hostile tree. A journal in the git dir lets an interrupted restore be finished.
+fetched, hostile tree.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
-from collections.abc import Collection, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config.model import CONFIG_NAME
 from ..core.errors import GitFailed, Refused
 from ..gitcore.catfile import Tree
-from ..gitcore.repo import EMPTY_BLOB, Repo, git_refuses_path
-from ..save.capture import Snapshot, looks_secret
-from ..storage.journal import Journal as Journal
-from ..storage.journal import read_journal as read_journal
-from ..storage.refs import Checkpoint, ours_for_sure, trees_of
+from ..gitcore.formats import GITLINK_MODE, SYMLINK_MODE
+from ..gitcore.repo import Repo
+from ..save.capture import Snapshot
+from ..save.graft import is_attributes
+from ..storage.commits import ours_for_sure, trees_of
+from ..storage.refs import Checkpoint
+from .checks import Entry, check_path, cwd_in, disk_holds, unadoptable
 
 if TYPE_CHECKING:
     from ..gitcore.catfile import Objects
 
-SYMLINK = 0o120000
-GITLINK = 0o160000
-Entry = tuple[int, str]  # (mode, object id)
+SYMLINK = SYMLINK_MODE
+GITLINK = GITLINK_MODE
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,6 @@ class Plan:
     gitlinks: tuple[tuple[str, Entry], ...] = ()
     # W's entries before the restore, of the paths the tree diff named (TreeView.blobs).
     before: dict[str, Entry | None] = field(default_factory=dict)
-
-
-def check_path(path: str, mode: int = 0o100644) -> None:
-    """Refuse a path git itself would refuse to check out here (absolute, `..`, `.git`)."""
-    if git_refuses_path(path, symlink=mode == SYMLINK):
-        raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")
 
 
 def _tree_key(name: bytes, mode: int) -> bytes:
@@ -275,7 +269,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         else:
             writes.append(Write(path, after[0], after[1]))
     writes += _under_removed(removes, writes, now, then)
-    _check_writes(repo, writes, removes, now, then, adopt=target.remote is None)
+    check_writes(repo, writes, removes, now, then, adopt=target.remote is None)
     wanted_index = TreeView(repo.objects, target_index, None)
     wanted_index.blobs.update((p, new) for p, (_, new) in index_diff.items())
     index_changes = [(p, wanted_index.tracked(p)) for p in sorted(index_paths)]
@@ -362,17 +356,13 @@ def _intent_to_add_of(
     return marked, [p for p in marked if then.tracked(p) is None]
 
 
-# An unmanaged file a restore overwrites is kept in the safety checkpoint up to this
-# size (the overlay's default limit); a bigger one (a model, a database) is refused.
-ADOPT_MAX_BYTES = 50 << 20
-
-
-def _check_writes(
+def check_writes(
     repo: Repo,
     writes: list[Write],
     removes: list[str],
     now: TreeView,
     then: TreeView,
+    *,
     adopt: bool,
 ) -> None:
     """Refuse writes through symlinks, over big unmanaged files, or outside the work
@@ -417,7 +407,7 @@ def _check_writes(
             raise Refused(f"refusing to write {path!r} through the symlink {folder!r}")
         if not stat.S_ISDIR(st.st_mode):
             raise Refused(f"{folder!r} is in the way of {path!r} and is not managed")
-    base = os.fspath(root)  # str, one lstat a path: 1,000s of paths
+    base = os.fspath(root)  # a str, not a Path: one lstat for each of many paths
     here = cwd_in(base)
     for write in writes:
         if write.path.rpartition("/")[0] in fresh:
@@ -450,7 +440,7 @@ def _check_writes(
         elif now.get(write.path) is None and not disk_holds(
             repo, write.path, (write.mode, write.oid)
         ):
-            why = _unadoptable(write.path, st, adopt)
+            why = unadoptable(write.path, st, adopt)
             if why:
                 raise Refused(
                     f"restore would overwrite {write.path!r}, which is outside the managed "
@@ -459,126 +449,13 @@ def _check_writes(
                 )
 
 
-def _unadoptable(path: str, st: os.stat_result, adopt: bool) -> str | None:
-    """Why an unmanaged file in a restore's way cannot be kept in the safety checkpoint
-    and replaced (None: it can)."""
-    if not adopt:
-        return "the checkpoint comes from another machine"
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-        return "it is no file or symlink (a FIFO, a socket or a device)"
-    if looks_secret(path):
-        return "its name says it holds secrets, which are never stored"
-    if st.st_size > ADOPT_MAX_BYTES:
-        return f"it is too big to keep in the safety checkpoint ({st.st_size >> 20} MiB)"
-    return None
-
-
-def cwd_in(root: str) -> str | None:
-    """The folder this command runs in, relative to the work tree (None: outside it)."""
-    try:
-        rel = os.path.relpath(os.getcwd(), root)
-    except (OSError, ValueError):
-        return None
-    return None if rel == ".." or rel.startswith("../") else rel
-
-
-def blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def raw_match(odb: Objects, full: Path, mode: int, entry: Entry) -> bool | None:
-    """Whether the file at `full` (of lstat mode `mode`) holds `entry`, from its raw
-    bytes; None when a regular file's bytes differ, which clean filters (autocrlf, LFS)
-    may still explain: then only git can tell.
-    """
-    if stat.S_ISLNK(mode):
-        return entry[0] == SYMLINK and odb[entry[1]].read_raw() == os.fsencode(os.readlink(full))
-    if not stat.S_ISREG(mode):
+def under_rules(path: str, rules: Iterable[str]) -> bool:
+    """Whether the `.gitattributes` files `rules` can convert `path` (one of them none)."""
+    if is_attributes(path):
         return False
-    with open(full, "rb") as fh:
-        same = blob_id(fh.read()) == entry[1]
-    if entry[0] == SYMLINK:  # core.symlinks=false: git writes a link as a file of its text
-        return same
-    return True if same else None
+    return any(not f or path.startswith(f"{f}/") for f in (r.rpartition("/")[0] for r in rules))
 
 
-def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
-    """Whether the file at `path` holds exactly `entry` (through clean filters)."""
-    full = repo.root / path
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return False
-    matched = raw_match(repo.objects, full, st.st_mode, entry)
-    if matched is not None:
-        return matched
-    oid = repo.git("hash-object", "--path", path, "--", path).decode().strip()
-    return oid == entry[1]
-
-
-_MISSING, _OTHER, _FOLDER = 0, 1, 2
-
-
-def through_folders(root: Path, path: str, known: dict[str, int] | None = None) -> bool:
-    """Whether every folder above `path` is a real folder (no symlink to follow out); a
-    missing one ends the walk (nothing below it). `known`: what one pass over many
-    paths has already looked up (folder -> kind), as git's checkout keeps its lstat
-    cache of leading paths."""
-    known = {} if known is None else known
-    base = os.fspath(root)
-    end = path.find("/")
-    while end > 0:
-        folder = path[:end]
-        kind = known.get(folder)
-        if kind is None:
-            try:
-                kind = _FOLDER if stat.S_ISDIR(os.lstat(f"{base}/{folder}").st_mode) else _OTHER
-            except FileNotFoundError:
-                kind = _MISSING
-            known[folder] = kind
-        if kind != _FOLDER:
-            return kind == _MISSING
-        end = path.find("/", end + 1)
-    return True
-
-
-def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
-    """Paths the plan removed that are somehow still there, and an index that differs
-    (`left`: paths deliberately left alone, already reported).
-    """
-    folders = {os.path.dirname(w.path) for w in plan.writes}
-    out = [
-        p
-        for p in plan.removes
-        if p not in left
-        and os.path.lexists(repo.root / p)
-        and through_folders(repo.root, p)  # not a file a new symlink above it shows
-        and not (
-            os.path.isdir(repo.root / p) and any(f == p or f.startswith(f"{p}/") for f in folders)
-        )
-    ]
-    if plan.index_changes:
-        wanted = {p: e for p, e in plan.index_changes if e is not None}
-        # Name the paths while the command line stays short; past that, read the index.
-        paths = [p for p, _ in plan.index_changes] if len(plan.index_changes) <= 1000 else []
-        listed = repo.git_lines(
-            "ls-files", "-s", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
-        )
-        found = {}
-        for item in listed:
-            meta, _, path = item.partition("\t")
-            mode, oid, stage = meta.split()
-            found[path] = (int(mode, 8), oid) if stage == "0" else None
-        # A path the plan dropped and then marked intent-to-add (`git add -N`, as the
-        # target has it) holds git's placeholder: the empty blob, at stage 0.
-        marked = set(plan.intent_to_add)
-        out += [
-            f"(index) {p}"
-            for p, e in plan.index_changes
-            if found.get(p) != wanted.get(p) and not (p in marked and _placeholder(found.get(p)))
-        ]
-    return out
-
-
-def _placeholder(entry: Entry | None) -> bool:
-    return entry is not None and entry[1] == EMPTY_BLOB and entry[0] in (0o100644, 0o100755)
+def attributes_touched(plan: Plan) -> list[str]:
+    """The `.gitattributes` files the plan writes or removes."""
+    return [p for p in (*(w.path for w in plan.writes), *plan.removes) if is_attributes(p)]

@@ -1,4 +1,5 @@
-"""Restore with a safety net: the checks, the safety checkpoint, the journal, undo.
+"""Restore with a safety net: the checks, the safety checkpoint, the journal, and the
+carrying out of a plan, or going back when it fails.
 
 `restore_to` is what `restore`, `undo` and the run loop's rollback share; callers hold
 the lock. Order of work, so that every kill point can be finished or undone:
@@ -12,78 +13,72 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from ..config.model import CONFIG_NAME, Config, load_config
+from ..config.model import CONFIG_NAME, Config
+from ..config.parse import load_config
 from ..core.errors import CheckpointError, GitFailed, Refused, UsageError
+from ..core.interrupts import RestoreInterrupted
+from ..core.records import now_iso
 from ..core.text import quote_path
 from ..fast import quickstate
+from ..fast.prescan import Prescan
 from ..gitcore import indexfile
-from ..gitcore.repo import ZERO_OID, Repo, git_refuses_path
-from ..save.capture import (
-    Snapshot,
-    capture_workspace,
-    list_overlay_candidates,
-    looks_secret,
-    split_overlay,
-)
-from ..storage.journal import (
-    Journal,
-    RestoreRecord,
-    clear_journal,
-    encoded,
-    read_journal,
-    record_restore,
-    restore_records,
-    resumed,
-    set_journal_aside,
-    write_journal,
-)
-from ..storage.oplog import now_iso
-from ..storage.refs import (
-    SAFETY,
-    Checkpoint,
-    add_to_overlay,
-    checkpoint_at,
-    save_checkpoint,
-    trees_of,
-)
+from ..gitcore.formats import ZERO_OID
+from ..gitcore.pathrules import git_refuses_path
+from ..gitcore.repo import Repo
+from ..save.capture import Snapshot, capture_workspace
+from ..save.overlay import list_overlay_candidates, looks_secret, split_overlay
+from ..storage import journal as journals
+from ..storage.commits import Labels, add_to_overlay, store_checkpoint, trees_of
+from ..storage.journal import Journal
+from ..storage.refs import SAFETY, Checkpoint, checkpoint_at
 from .apply import (
     Outcome,
-    Stage,
-    attributes_touched,
     changed_since,
+    leftovers,
     move_into_place,
     remove_files,
-    restage,
-    staged,
-    under_rules,
     unstored,
     update_index,
 )
-from .plan import Plan, TreeView, leftovers, plan_restore, through_folders
+from .checks import operation_in_progress, through_folders
+from .plan import Plan, TreeView, attributes_touched, plan_restore, under_rules
 from .report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
+from .stage import Stage, restage, staged
 
 RULE_FILES = (".gitignore", CONFIG_NAME)
 
-# A path in the git dir that says an operation is under way, what it is, how to end it.
-_OPERATIONS = (
-    ("MERGE_HEAD", "a merge", "git merge --continue / --abort"),
-    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue / --abort"),
-    ("REVERT_HEAD", "a revert", "git revert --continue / --abort"),
-    ("rebase-merge", "a rebase", "git rebase --continue / --abort"),
-    ("rebase-apply/applying", "a git am", "git am --continue / --abort"),
-    ("rebase-apply", "a rebase", "git rebase --continue / --abort"),
-    ("BISECT_LOG", "a bisect", "git bisect reset"),
-)
 
+class Journaling:
+    """Writes a worktree's restore journal, and remembers the restore whose journal this
+    process wrote and has not cleared: a Ctrl-C then says how to go on."""
 
-def operation_in_progress(repo: Repo) -> str | None:
-    """The git operation this worktree is in the middle of, as a refusal message."""
-    for name, what, how in _OPERATIONS:
-        if os.path.lexists(repo.git_dir / name):
-            return f"{what} is in progress: finish or abort it first ({how})"
-    return None
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.written: str | None = None  # the target's name
+
+    def write(self, journal: Journal) -> None:
+        journals.write_journal(self.repo, journal)
+        self.written = journal.target_name
+
+    def clear(self) -> None:
+        journals.clear_journal(self.repo)
+        self.written = None
+
+    @contextlib.contextmanager
+    def interrupts_named(self) -> Iterator[None]:
+        """A Ctrl-C (SIGTERM, SIGHUP) once a journal is written says which restore it
+        left half done (RestoreInterrupted), with the signal's exit code."""
+        try:
+            yield
+        except RestoreInterrupted:
+            raise
+        except KeyboardInterrupt as exc:
+            if self.written is None:
+                raise
+            code = getattr(exc, "exit_code", 130)
+            raise RestoreInterrupted(self.written, code if isinstance(code, int) else 130) from exc
 
 
 def _head_move(repo: Repo, target: Checkpoint, move_head: bool, keep_head: bool) -> HeadMove | None:
@@ -125,6 +120,8 @@ def restore_to(
     pending: Journal | None = None,
     listed: list[Checkpoint] | None = None,
     leave: Journal | None = None,
+    prescan: Prescan | None = None,
+    journaling: Journaling | None = None,
 ) -> RestoreReport:
     """Take a safety checkpoint, then make the managed set equal to `target`.
     `listed`: the task's checkpoints, listed under the lock this restore holds.
@@ -132,6 +129,8 @@ def restore_to(
     `pending`: an interrupted restore this one replaces (undo goes back over it).
     `leave`: the journal to leave once done, instead of none (a rollback of a failed
     undo leaves the interrupted restore that undo replaced).
+    `prescan`: the launcher's early scan, for the safety snapshot.
+    `journaling`: the journal writer of the restore this one is part of (a rollback).
     """
     if move_head and keep_head:
         raise UsageError("--move-head and --keep-head exclude each other")
@@ -139,7 +138,7 @@ def restore_to(
     busy = operation_in_progress(repo)
     if busy:
         raise Refused(f"not restoring: {busy}")
-    journal = read_journal(repo)
+    journal = journals.read_journal(repo)
     if journal is not None and pending is None:
         raise Refused(
             f"a restore of {journal.target_name} was interrupted: finish it with "
@@ -147,23 +146,27 @@ def restore_to(
         )
     head, _ = repo.head()
     head_move = _head_move(repo, target, move_head, keep_head)
-    current = capture_workspace(repo, config)
+    current = capture_workspace(repo, config, prescan=prescan)
     plan = plan_restore(repo, current, target)
     if dry_run:
         return _report(repo, target, None, plan, head_move, dry_run=True)
-    with _staged(repo, plan, target) as stage:
-        started = _begin(repo, target, head, head_move, task, kind)
+    writer = journaling or Journaling(repo)
+    with writer.interrupts_named(), _staged(repo, plan, target) as stage:
+        started = _begin(target, head, head_move, task, kind)
         if leave is not None:  # its journal says so too: a --continue of it leaves it
-            started = replace(started, resume=encoded(leave))
+            started = replace(started, resume=journals.encoded(leave))
 
         def record(commit: str, name: str) -> None:
             # The journal names the way back before its ref exists: undo works from here.
-            write_journal(repo, replace(started, safety=commit, safety_name=name))
+            writer.write(replace(started, safety=commit, safety_name=name))
 
         message = f"before {kind} of {target.name}"
-        safety = _safety(repo, config, task, current, message, record, listed)
+        safety = _safety(
+            repo, config, task, current, message=message, before_ref=record, listed=listed
+        )
         started = replace(started, safety=safety.commit, safety_name=safety.name)
-        outcome = _carry_out(repo, config, started, plan, stage, target, current, pending, leave)
+        job = _Restoring(repo, config, target, plan, stage, current, writer, started)
+        outcome = job.carry_out(pending=pending, leave=leave)
     return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
 
 
@@ -195,12 +198,7 @@ def _staged(repo: Repo, plan: Plan, target: Checkpoint) -> Iterator[Stage]:
 
 
 def _begin(
-    repo: Repo,
-    target: Checkpoint,
-    head: str | None,
-    head_move: HeadMove | None,
-    task: str,
-    kind: str,
+    target: Checkpoint, head: str | None, head_move: HeadMove | None, task: str, kind: str
 ) -> Journal:
     """The journal of a restore about to start (its safety checkpoint comes next)."""
     return Journal(
@@ -223,35 +221,32 @@ def _safety(
     config: Config,
     task: str,
     current: Snapshot,
+    *,
     message: str,
     before_ref: Callable[[str, str], None],
     listed: list[Checkpoint] | None = None,
 ) -> Checkpoint:
-    return save_checkpoint(
-        repo,
-        config,
-        task,
-        message=message,
-        auto=SAFETY,
-        dedupe=False,
-        snapshot=current,
-        before_ref=before_ref,
-        existing=listed,
-    ).checkpoint
+    """The safety checkpoint: the snapshot the plan was made from, stored whatever the
+    save policies say of it (it is the way back, not a save)."""
+    labels = Labels(message=message, auto=SAFETY)
+    stored = store_checkpoint(
+        repo, config, task, current, labels, dedupe=False, before_ref=before_ref, existing=listed
+    )
+    return stored.checkpoint
 
 
 def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
     """Finish an interrupted restore from its journal, after a safety checkpoint of what
     is on disk now (files may have been made or edited since the interruption).
     """
-    journal = read_journal(repo)
+    journal = journals.read_journal(repo)
     if journal is None:
         raise UsageError("no interrupted restore to continue")
     indexfile.release_stale_lock(os.fspath(repo.git_dir / "index"))  # (a killed restore's)
     busy = operation_in_progress(repo)
     if busy:
         raise Refused(f"not continuing the restore: {busy}")
-    target = _recorded(repo, journal.target, journal.target_name, journal.task or task)
+    target = recorded(repo, journal.target, journal.target_name, journal.task or task)
     head, branch = repo.head()
     head_move = None
     if journal.move_head and journal.head_to and head != journal.head_to:
@@ -261,32 +256,34 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
     current = capture_workspace(repo, config)
     plan = plan_restore(repo, current, target)
-    with _staged(repo, plan, target) as stage:
+    writer = Journaling(repo)
+    with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         # The journal keeps its way back to before the whole restore; this run's safety
         # checkpoint is what `undo` goes back to once it finishes.
         pending: Journal = journal
 
         def record(commit: str, name: str) -> None:
-            write_journal(repo, _continued(pending, commit, name))
+            writer.write(_continued(pending, commit, name))
 
         safety = _safety(
             repo,
             config,
             journal.task or task,
             current,
-            f"before continuing {journal.target_name}",
-            record,
+            message=f"before continuing {journal.target_name}",
+            before_ref=record,
         )
         journal = _continued(journal, safety.commit, safety.name)
-        outcome = _carry_out(repo, config, journal, plan, stage, target, current, None)
+        job = _Restoring(repo, config, target, plan, stage, current, writer, journal)
+        outcome = job.carry_out(pending=None, leave=None)
     report = _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
-    if resumed(journal) is not None:  # the restore it stood in for is pending again:
-        return report  # its undo goes back before it (the warning of each command says so)
+    if journals.resumed(journal) is not None:  # the restore it stood in for is pending
+        return report  # again: its undo goes back before it (each command says so)
     # `undo` now goes back to before this --continue; say where the whole restore began.
     return replace(report, before_interrupted=journal.safety_name)
 
 
-def _recorded(repo: Repo, commit: str, name: str, task: str) -> Checkpoint:
+def recorded(repo: Repo, commit: str, name: str, task: str) -> Checkpoint:
     """A checkpoint this worktree recorded by commit (its ref may be gone or moved)."""
     cp_id = name.rsplit("/", 1)[-1]
     try:
@@ -297,34 +294,68 @@ def _recorded(repo: Repo, commit: str, name: str, task: str) -> Checkpoint:
         ) from None
 
 
-def _carry_out(
-    repo: Repo,
-    config: Config,
-    journal: Journal,
-    plan: Plan,
-    stage: Stage,
-    target: Checkpoint,
-    current: Snapshot,
-    pending: Journal | None,
-    leave: Journal | None = None,
-) -> Outcome:
-    now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
-    now.blobs.update(plan.before)
-    outcome = Outcome()
-    try:
+@dataclass
+class _Restoring:
+    """A restore being carried out: its plan and staged files, the snapshot the plan was
+    made from, and its journal, which each step that widens the way back rewrites."""
+
+    repo: Repo
+    config: Config
+    target: Checkpoint
+    plan: Plan
+    stage: Stage
+    current: Snapshot
+    writer: Journaling
+    journal: Journal
+
+    def carry_out(self, *, pending: Journal | None, leave: Journal | None) -> Outcome:
+        """Change the work tree and the index as the plan says; check that they did.
+        `pending`: the interrupted restore this one replaces; `leave`: the journal to
+        leave once done."""
+        repo, plan = self.repo, self.plan
+        now = TreeView(repo.objects, self.current.worktree_tree, self.current.overlay_tree)
+        now.blobs.update(plan.before)
+        outcome = Outcome()
+        try:
+            self._move_head()
+            self._change_files(now, outcome, pending)
+        except (OSError, CheckpointError) as exc:
+            if self.journal.kind == "rollback":  # going back failed: its journal stays
+                raise  # for --continue
+            raise self._failed(exc, pending) from None
+        missing = leftovers(repo, plan, {*outcome.left, *outcome.kept})
+        if outcome.left or missing:
+            shown = [f"{quote_path(p)} ({why})" for p, why in outcome.left.items()]
+            shown += [quote_path(p) for p in missing]
+            raise Refused(
+                f"restore of {self.journal.target_name} left these as they were: "
+                f"{', '.join(shown[:10])}; run `git checkpoint restore --continue` to keep "
+                "them in a safety checkpoint and finish, or `git checkpoint undo` to go back"
+            )
+        outcome.submodules = _submodules_elsewhere(plan, now, self.target)
+        self._finish(pending, leave)
+        return outcome
+
+    def _move_head(self) -> None:
+        journal = self.journal
         if journal.move_head and journal.head_to:
-            head, _ = repo.head()
+            head, _ = self.repo.head()
             if head != journal.head_to:  # compare-and-swap from where we found HEAD
-                repo.update_ref(
+                self.repo.update_ref(
                     "HEAD",
                     journal.head_to,
                     journal.head_from or ZERO_OID,
                     f"checkpoint: restore {journal.target_name} (--move-head)",
                 )
+
+    def _change_files(self, now: TreeView, outcome: Outcome, pending: Journal | None) -> None:
+        """The work tree's part: rule files first, then what they uncover, then the rest;
+        each file replaced or removed only once its bytes are in the safety checkpoint."""
+        repo, plan, stage = self.repo, self.plan, self.stage
         touched = [*(w.path for w in plan.writes), *plan.removes]
         removes = list(plan.removes)
         # Files the target holds that are outside the managed set now (ignored, excluded,
-        # hidden by a rule the attempt added: restore._check_writes): kept in the safety
+        # hidden by a rule the attempt added: plan.check_writes): kept in the safety
         # checkpoint before anything is written, rule files included, or undo would take
         # them away (a kill after the rules are back left an edited one unstored).
         adopted = [
@@ -336,22 +367,22 @@ def _carry_out(
             and (os.path.islink(repo.root / w.path) or os.path.isfile(repo.root / w.path))
         ]
         if adopted:
-            journal = _keep_in_safety(repo, journal, adopted, now)
+            self._keep_in_safety(adopted, now)
         residue: list[str] = []
         rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
         if rules:
             outcome.left.update(unstored(repo, now, rules, plan))
             remove_files(repo, [p for p in removes if p in rules], outcome)
             move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
-            residue, outcome.kept = _uncovered(repo, config, target, now, pending)
+            residue, outcome.kept = _uncovered(repo, self.config, self.target, now, pending)
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
         if residue:
-            journal = _keep_in_safety(repo, journal, residue, now)
+            self._keep_in_safety(residue, now)
         attributes = attributes_touched(plan)
         checked: set[str] = set()
         if attributes:
             still = [p for p in touched if p not in rules]
-            gone, below = _attributes_first(repo, plan, stage, now, outcome, still, removes)
+            gone, below = self._attributes_first(now, outcome, still, removes)
             removes = [p for p in removes if p not in gone]
             rules = [*rules, *attributes]
             checked = set(below)
@@ -363,71 +394,134 @@ def _carry_out(
         outcome.removed_residue = remove_files(repo, residue, outcome)
         written = [w for w in plan.writes if w.path not in outcome.left]
         update_index(repo, plan, written, outcome.stats)
-    except (OSError, CheckpointError) as exc:
-        if journal.kind == "rollback":  # going back failed: its journal stays for --continue
-            raise
-        raise _failed(repo, config, journal, exc, pending) from None
-    missing = leftovers(repo, plan, {*outcome.left, *outcome.kept})
-    if outcome.left or missing:
-        shown = [f"{quote_path(p)} ({why})" for p, why in outcome.left.items()]
-        shown += [quote_path(p) for p in missing]
-        raise Refused(
-            f"restore of {journal.target_name} left these as they were: {', '.join(shown[:10])}; "
-            "run `git checkpoint restore --continue` to keep them in a safety checkpoint and "
-            "finish, or `git checkpoint undo` to go back"
-        )
-    outcome.submodules = _submodules_elsewhere(plan, now, target)
-    head, _ = repo.head()
-    if journal.continued_from:
-        journal = replace(
-            journal,
-            safety=journal.continued_from[-1],
-            safety_name=journal.continued_names[-1],
-            kind="continue",
-        )
-    # Recorded before the journal goes, with no git call between: at every kill point
-    # one of the two tells `undo` the way back.
-    if journal.kind != "rollback":  # a rollback is part of a failed restore, not one to undo
-        record_restore(repo, journal, head)
-    after = leave or resumed(journal) or resumed(pending)
-    if after is not None:
-        write_journal(repo, after)
-    else:
-        clear_journal(repo)
-    return outcome
 
+    def _attributes_first(
+        self, now: TreeView, outcome: Outcome, touched: list[str], removes: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """The `.gitattributes` files the plan writes or removes go first, and what they
+        convert is staged again under them (restage), as git's checkout removes before
+        it writes. What is below them is checked against the safety checkpoint before
+        they change (git hashes it under the rules on disk), then by its stat data right
+        before it goes. `touched` and `removes`: what is still to change. Returns the
+        paths removed here and the paths checked here."""
+        repo, plan, stage = self.repo, self.plan, self.stage
+        attributes = attributes_touched(plan)
+        below = [p for p in touched if under_rules(p, attributes)]
+        seen = quickstate.overlay_stats(repo.root, below)  # first: an edit after it is seen
+        outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
+        # (with what a folder named .gitattributes holds: a rule file replaces it)
+        inside = tuple(f"{p}/" for p in attributes)
+        gone = [p for p in removes if p in attributes or p.startswith(inside)]
+        remove_files(repo, gone, outcome)
+        move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
+        # Below a rule file left as it is (changed meanwhile), nothing is written.
+        kept = [p for p in attributes if p in outcome.left]
+        why = "a .gitattributes above it changed during the restore"
+        outcome.left.update({p: why for p in below if under_rules(p, kept)})
+        restage(repo, stage, [w for w in plan.writes if w.path not in outcome.left], attributes)
+        outcome.left.update(changed_since(repo.root, {p: seen[p] for p in below if p not in gone}))
+        return gone, below
 
-def _attributes_first(
-    repo: Repo,
-    plan: Plan,
-    stage: Stage,
-    now: TreeView,
-    outcome: Outcome,
-    touched: list[str],
-    removes: list[str],
-) -> tuple[list[str], list[str]]:
-    """The `.gitattributes` files the plan writes or removes go first, and what they
-    convert is staged again under them (restage), as git's checkout removes before it
-    writes. What is below them is checked against the safety checkpoint before they
-    change (git hashes it under the rules on disk), then by its stat data right before
-    it goes. `touched` and `removes`: what is still to change. Returns the paths removed
-    here and the paths checked here."""
-    attributes = attributes_touched(plan)
-    below = [p for p in touched if under_rules(p, attributes)]
-    seen = quickstate.overlay_stats(repo.root, below)  # first: an edit after it is seen
-    outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
-    # (with what a folder named .gitattributes holds: a rule file replaces it)
-    inside = tuple(f"{p}/" for p in attributes)
-    gone = [p for p in removes if p in attributes or p.startswith(inside)]
-    remove_files(repo, gone, outcome)
-    move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
-    # Below a rule file left as it is (changed meanwhile), nothing is written.
-    kept = [p for p in attributes if p in outcome.left]
-    why = "a .gitattributes above it changed during the restore"
-    outcome.left.update({p: why for p in below if under_rules(p, kept)})
-    restage(repo, stage, [w for w in plan.writes if w.path not in outcome.left], attributes)
-    outcome.left.update(changed_since(repo.root, {p: seen[p] for p in below if p not in gone}))
-    return gone, below
+    def _keep_in_safety(self, paths: list[str], now: TreeView) -> None:
+        """Add files on disk to this run's safety checkpoint (the original's, or this
+        --continue's) before the restore removes or replaces them; `now` learns them
+        (the check before each write then finds them stored).
+        """
+        repo, journal = self.repo, self.journal
+        if journal.continued_from:
+            commit, name = journal.continued_from[-1], journal.continued_names[-1]
+        else:
+            commit, name = journal.safety, journal.safety_name
+        safety = recorded(repo, commit, name, journal.task)
+        kept, overlay = add_to_overlay(repo, safety, paths)
+        now.overlay.clear()
+        now.walk(now.odb[overlay], "", now.overlay)
+        if journal.continued_from:
+            journal = replace(journal, continued_from=(*journal.continued_from[:-1], kept))
+        else:
+            journal = replace(journal, safety=kept)
+        self.journal = journal
+        self.writer.write(journal)  # the way back holds them before anything is removed
+        now_at = repo.resolve_ref(safety.ref)
+        if now_at in (None, safety.commit):  # (None: killed before the ref was made)
+            reason = f"checkpoint: {safety.id} keeps {len(paths)} more"
+            repo.update_ref(safety.ref, kept, now_at or ZERO_OID, reason)
+
+    def _finish(self, pending: Journal | None, leave: Journal | None) -> None:
+        """The restore is done: recorded for undo, then its journal cleared (or the one
+        it stood in for left again). No git call between the two: at every kill point
+        one of them tells `undo` the way back."""
+        journal = self.journal
+        head, _ = self.repo.head()
+        if journal.continued_from:
+            journal = replace(
+                journal,
+                safety=journal.continued_from[-1],
+                safety_name=journal.continued_names[-1],
+                kind="continue",
+            )
+        self.journal = journal
+        if journal.kind != "rollback":  # a rollback is part of a failed restore
+            journals.record_restore(self.repo, journal, head)
+        after = leave or journals.resumed(journal) or journals.resumed(pending)
+        if after is not None:
+            self.writer.write(after)
+        else:
+            self.writer.clear()
+
+    def _failed(self, exc: Exception, pending: Journal | None) -> CheckpointError:
+        """A write failed after the work tree was touched: go back to the safety
+        checkpoint by ourselves; if that fails too, the journal stays for `undo`.
+        `pending`: the interrupted restore this one replaced (an undo of it): once back,
+        its journal is left again, so that `undo` and `--continue` still know its way
+        back.
+        """
+        repo, journal = self.repo, self.journal
+        what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        code = exc.exit_code if isinstance(exc, CheckpointError) else 4
+        back, back_name = journal.safety, journal.safety_name
+        if journal.continued_from:  # a --continue goes back to what it found, and its
+            back, back_name = journal.continued_from[-1], journal.continued_names[-1]
+            pending = replace(  # interrupted restore stays there to undo or continue
+                journal,
+                continued_from=journal.continued_from[:-1],
+                continued_names=journal.continued_names[:-1],
+            )
+        try:
+            safety = recorded(repo, back, back_name, journal.task)
+            restore_to(
+                repo,
+                self.config,
+                journal.task,
+                safety,
+                move_head=journal.move_head,
+                keep_head=not journal.move_head,
+                kind="rollback",
+                pending=journal,
+                leave=pending,
+                journaling=self.writer,
+            )
+        except (OSError, CheckpointError) as again:
+            error = Refused(
+                f"restore of {journal.target_name} failed: {what}{where}; going back to "
+                f"{back_name} failed too ({again}); once the cause is fixed, "
+                "`git checkpoint restore --continue` finishes going back"
+            )
+        else:
+            still = (
+                f"; the interrupted {pending.kind} of {pending.target_name} is still there to "
+                "`git checkpoint undo` or `git checkpoint restore --continue` once the cause "
+                "is fixed"
+                if pending is not None
+                else ""
+            )
+            error = Refused(
+                f"restore of {journal.target_name} failed: {what}{where}; the workspace was "
+                f"put back as it was (safety checkpoint {back_name}){still}"
+            )
+        error.exit_code = code if code in (3, 4) else 4
+        return error
 
 
 def _continued(journal: Journal, commit: str, name: str) -> Journal:
@@ -436,59 +530,6 @@ def _continued(journal: Journal, commit: str, name: str) -> Journal:
         continued_from=(*journal.continued_from, commit),
         continued_names=(*journal.continued_names, name),
     )
-
-
-def _failed(
-    repo: Repo, config: Config, journal: Journal, exc: Exception, pending: Journal | None
-) -> CheckpointError:
-    """A write failed after the work tree was touched: go back to the safety checkpoint
-    by ourselves; if that fails too, the journal stays for `undo`. `pending`: the
-    interrupted restore this one replaced (an undo of it): once back, its journal is
-    left again, so that `undo` and `--continue` still know its way back.
-    """
-    what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
-    code = exc.exit_code if isinstance(exc, CheckpointError) else 4
-    back, back_name = journal.safety, journal.safety_name
-    if journal.continued_from:  # a --continue goes back to what it found, and its
-        back, back_name = journal.continued_from[-1], journal.continued_names[-1]
-        pending = replace(  # interrupted restore stays there to undo or continue
-            journal,
-            continued_from=journal.continued_from[:-1],
-            continued_names=journal.continued_names[:-1],
-        )
-    try:
-        safety = _recorded(repo, back, back_name, journal.task)
-        restore_to(
-            repo,
-            config,
-            journal.task,
-            safety,
-            move_head=journal.move_head,
-            keep_head=not journal.move_head,
-            kind="rollback",
-            pending=journal,
-            leave=pending,
-        )
-    except (OSError, CheckpointError) as again:
-        error = Refused(
-            f"restore of {journal.target_name} failed: {what}{where}; going back to "
-            f"{back_name} failed too ({again}); once the cause is fixed, "
-            "`git checkpoint restore --continue` finishes going back"
-        )
-    else:
-        still = (
-            f"; the interrupted {pending.kind} of {pending.target_name} is still there to "
-            "`git checkpoint undo` or `git checkpoint restore --continue` once the cause is fixed"
-            if pending is not None
-            else ""
-        )
-        error = Refused(
-            f"restore of {journal.target_name} failed: {what}{where}; the workspace was put "
-            f"back as it was (safety checkpoint {back_name}){still}"
-        )
-    error.exit_code = code if code in (3, 4) else 4
-    return error
 
 
 def _uncovered(
@@ -518,7 +559,7 @@ def _uncovered(
     ]
     keep: set[str] = set()
     if pending is not None:
-        forward = _recorded(repo, pending.target, pending.target_name, pending.task)
+        forward = recorded(repo, pending.target, pending.target_name, pending.task)
         wrote = TreeView(repo.objects, forward.worktree_tree, trees_of(repo, forward)[1])
         managed_now = set(managed)
         keep = {
@@ -527,31 +568,6 @@ def _uncovered(
             if p not in managed_now and wrote.get(p) is None and then.get(p) is None
         }
     return residue, keep
-
-
-def _keep_in_safety(repo: Repo, journal: Journal, paths: list[str], now: TreeView) -> Journal:
-    """Add files on disk to this run's safety checkpoint (the original's, or this
-    --continue's) before the restore removes or replaces them; `now` learns them (the
-    check before each write then finds them stored).
-    """
-    if journal.continued_from:
-        commit, name = journal.continued_from[-1], journal.continued_names[-1]
-    else:
-        commit, name = journal.safety, journal.safety_name
-    safety = _recorded(repo, commit, name, journal.task)
-    kept, overlay = add_to_overlay(repo, safety, paths)
-    now.overlay.clear()
-    now.walk(now.odb[overlay], "", now.overlay)
-    if journal.continued_from:
-        journal = replace(journal, continued_from=(*journal.continued_from[:-1], kept))
-    else:
-        journal = replace(journal, safety=kept)
-    write_journal(repo, journal)  # the way back holds them before anything is removed
-    now_at = repo.resolve_ref(safety.ref)
-    if now_at in (None, safety.commit):  # (None: killed before the ref was made)
-        reason = f"checkpoint: {safety.id} keeps {len(paths)} more"
-        repo.update_ref(safety.ref, kept, now_at or ZERO_OID, reason)
-    return journal
 
 
 def _submodules_elsewhere(plan: Plan, now: TreeView, target: Checkpoint) -> list[str]:
@@ -605,59 +621,3 @@ def _cautions(target: Checkpoint, plan: Plan) -> list[str]:
         f"read its verifier commands (git diff HEAD -- {CONFIG_NAME}) before "
         "`git checkpoint verify` or `run` executes them"
     ]
-
-
-# --- undo -----------------------------------------------------------------------------------
-
-
-def _last_record(repo: Repo, task: str | None) -> RestoreRecord:
-    records = [r for r in restore_records(repo) if task is None or r.task == task]
-    if not records:
-        scope = f" for task {task!r}" if task else ""
-        raise UsageError(f"nothing to undo: no restore was made in this worktree{scope}")
-    return records[-1]
-
-
-def undo(
-    repo: Repo,
-    config: Config,
-    task: str,
-    *,
-    only_task: str | None = None,
-    move_head: bool = False,
-    keep_head: bool = False,
-) -> RestoreReport:
-    """Go back over the last restore made in this worktree (or `only_task`'s), to the
-    safety checkpoint it recorded itself; after an interrupted restore, to before it.
-    HEAD goes back too when it is where that restore left it; otherwise undo asks.
-    """
-    try:
-        journal = read_journal(repo)
-    except UsageError:  # unreadable: set it aside; the last finished restore is the way back
-        set_journal_aside(repo)
-        journal = None
-    head, _ = repo.head()
-    if journal is not None:
-        target = _recorded(repo, journal.safety, journal.safety_name, journal.task or task)
-        undoes = f"the interrupted {journal.kind} of {journal.target_name} ({journal.started_at})"
-        left_by_it: str | None = journal.head_to if journal.move_head else journal.head_from
-        owner = journal.task or task
-    else:
-        record = _last_record(repo, only_task)
-        target = _recorded(repo, record.safety, record.safety_name, record.task)
-        undoes = f"the {record.kind} of {record.target_name} ({record.at})"
-        left_by_it = record.head_after
-        owner = record.task
-    if head != target.base and not (move_head or keep_head) and head == left_by_it:
-        move_head, keep_head = target.base is not None, target.base is None
-    report = restore_to(
-        repo,
-        config,
-        owner,
-        target,
-        move_head=move_head,
-        keep_head=keep_head,
-        kind="undo",
-        pending=journal,
-    )
-    return replace(report, undoes=undoes)

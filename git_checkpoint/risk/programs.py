@@ -28,9 +28,9 @@ from .tables import (
 )
 from .wrappers import RULES as RUNNING
 
-TYPE_CHECKING = False  # importing typing costs 2 ms on every agent tool call
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
-    from .classify import Ctx
+    from .context import Ctx
 
 
 def _set(words: str) -> frozenset[str]:

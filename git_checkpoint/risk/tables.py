@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 from .shellwords import UNKNOWN
 
-TYPE_CHECKING = False  # importing typing costs 2 ms on every agent tool call
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
-    from .classify import Ctx
+    from .context import Ctx
 
 Rule = Callable[[str, list[str], "Ctx"], "str | None"]
 

@@ -11,9 +11,9 @@ import re
 from .shellwords import UNKNOWN
 from .tables import Rule, options, run_wrapped, show, tool
 
-TYPE_CHECKING = False  # importing typing costs 2 ms on every agent tool call
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
-    from .classify import Ctx
+    from .context import Ctx
 
 
 def _set(words: str) -> frozenset[str]:

@@ -5,13 +5,12 @@ when it would be refused now, with the reason and what to do first.
 
 from __future__ import annotations
 
-from ..app.context import Context
 from ..config.model import Config
 from ..core.errors import CheckpointError, Refused
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
-from ..storage import oplog as state
-from ..storage.refs import Checkpoint
+from ..storage.lock import locked
+from ..storage.refs import Checkpoint, current_task
 
 HINT_LOCK_WAIT = 2.0  # seconds: a hook's save may hold the checkpoint lock a moment
 
@@ -19,7 +18,7 @@ HINT_LOCK_WAIT = 2.0  # seconds: a hook's save may hold the checkpoint lock a mo
 def _is_default(repo: Repo, config: Config, task: str) -> bool:
     """Whether `task` is the one a command run now without --task works on."""
     try:
-        return Context(repo, config).task() == task
+        return current_task(repo) == task
     except CheckpointError:  # a CHECKPOINT_TASK of ours that is no task name
         return False
 
@@ -44,7 +43,7 @@ def rollback_hint(repo: Repo, config: Config, task: str, rollback: Checkpoint) -
     move_head = head != rollback.base
     command = f"git checkpoint restore {name}" + (" --move-head" if move_head else "")
     try:
-        with state.locked(repo, HINT_LOCK_WAIT):
+        with locked(repo, HINT_LOCK_WAIT):
             refusal = _refusal(repo, config, task, rollback, move_head)
     except Refused:  # the lock held longer: the restore waits for it, and says so
         refusal = None

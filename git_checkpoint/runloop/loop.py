@@ -10,8 +10,6 @@ feedback file, and the next attempt starts from the rollback point.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import functools
 import json
 import os
 import signal
@@ -19,18 +17,20 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
 
-from ..config.model import Config
+from ..config.model import Config, Verifier
 from ..core.errors import Refused, UsageError
+from ..core.lock import FileLock, holder
+from ..core.records import now_iso, write_atomic
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
 from ..save.capture import capture_workspace
-from ..storage import oplog as state
-from ..storage import tasks
+from ..save.session import SaveRequest, save_workspace
+from ..storage import oplog, tasks
+from ..storage.commits import managed_tree, same_state
+from ..storage.lock import locked
 from ..storage.notes import read_events
-from ..storage.oplog import now_iso
-from ..storage.refs import Checkpoint, managed_tree, same_state, save_checkpoint
+from ..storage.refs import Checkpoint
 from ..verify.procgroup import ignore_further_stops, interruptible, run_job, stop_signal
 from ..verify.verifiers import (
     VerifierResult,
@@ -43,8 +43,17 @@ from ..verify.verifiers import (
 from .hints import rollback_hint, task_option
 
 Log = Callable[[str], None]
-P = ParamSpec("P")
-R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What `git checkpoint run` was asked to do."""
+
+    task: str
+    argv: list[str]  # the agent's command
+    attempts: int
+    agent_to_stderr: bool = False  # keep stdout for the one JSON object under --json
+    adopt: bool = True  # become the reaper of what the agent leaves (procgroup)
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,7 @@ def write_feedback(repo: Repo, task: str, attempt: int, rollback: str) -> str:
         "changed_files": list(last.get("changed_files") or []),
     }
     path = feedback_path(repo, task)
-    state.write_atomic(Path(path), json.dumps(data, indent=2).encode())
+    write_atomic(Path(path), json.dumps(data, indent=2).encode())
     return path
 
 
@@ -109,129 +118,186 @@ def changed_files(repo: Repo, before: Checkpoint, after: Checkpoint) -> list[str
     )
 
 
-def _run_agent(argv: list[str], cwd: str, env: dict[str, str], to_stderr: bool, log: Log) -> int:
-    """Run the agent's command as a job of its own (procgroup.run_job): a Ctrl-C, SIGTERM
-    or SIGHUP stops it with all it started before the loop goes on, and so does its end:
-    nothing it left running writes to the workspace after its attempt is saved."""
-    stdout = sys.stderr if to_stderr else None
-    try:
-        code, left_running = run_job(argv, cwd=cwd, env={**os.environ, **env}, stdout=stdout)
-    except OSError as exc:
-        raise UsageError(f"cannot run {argv[0]!r}: {exc.strerror}") from None
-    if left_running:
-        log("the agent left processes running: stopped them")
-    return code
-
-
 @contextlib.contextmanager
 def worktree_run_lock(repo: Repo) -> Iterator[None]:
     """One run loop per worktree: a second would save, verify and roll back over the
-    first one's attempt. Held (flock) for the whole loop, released when the process ends
-    however it ends; the agent does not inherit it.
+    first one's attempt. Held for the whole loop, released when the process ends however
+    it ends; the agent does not inherit it.
     """
     folder = repo.git_dir / "checkpoint"  # this worktree's, like the restore journal
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "run.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    path = str(folder / "run.lock")
+    lock = FileLock.try_take(path)
+    if lock is None:
+        pid = holder(path)
+        raise Refused(
+            f"another `git checkpoint run` is working in this worktree"
+            f"{f' (pid {pid})' if pid else ''}: wait for it to finish, or stop it"
+        )
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            raise Refused(
-                f"another `git checkpoint run` is working in this worktree"
-                f"{f' (pid {holder})' if holder else ''}: wait for it to finish, or stop it"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        lock.mark()
         yield
     finally:
-        os.close(fd)
+        lock.release()
 
 
-def _one_loop_per_worktree(
-    fn: Callable[Concatenate[Repo, P], R],
-) -> Callable[Concatenate[Repo, P], R]:
-    @functools.wraps(fn)
-    def wrapper(repo: Repo, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with worktree_run_lock(repo):
-            return fn(repo, *args, **kwargs)
-
-    return wrapper
-
-
-@interruptible()  # SIGTERM/SIGHUP stop the loop (and its agent) the way Ctrl-C does
-@_one_loop_per_worktree
-def run_loop(
-    repo: Repo,
-    config: Config,
-    task: str,
-    argv: list[str],
-    attempts: int,
-    log: Log,
-    *,
-    agent_to_stderr: bool = False,
-) -> RunOutcome:
-    """The loop; `agent_to_stderr` keeps stdout for the one JSON object under --json."""
-    if attempts < 1:
+def run_loop(repo: Repo, config: Config, request: RunRequest, log: Log) -> RunOutcome:
+    """The loop: one run per worktree at a time; SIGTERM and SIGHUP stop it (and its
+    agent) the way Ctrl-C does."""
+    if request.attempts < 1:
         raise UsageError("--attempts must be at least 1")
-    if not argv:
+    if not request.argv:
         raise UsageError("nothing to run: git checkpoint run -- CMD…")
-    verifiers = select_verifiers(config)
-    run_id = "run_" + now_iso().replace("-", "_").replace(":", "").replace("T", "_").rstrip("Z")
-    log(f"task: {task}")
-    with state.locked(repo, config.lock_timeout):
-        outcome = save_checkpoint(
-            repo, config, task, message="rollback point before run", run_id=run_id
+    with interruptible(), worktree_run_lock(repo):
+        return _Loop.start(repo, config, request, log).run()
+
+
+@dataclass(frozen=True)
+class _Tried:
+    """An attempt whose verifiers have run: what the loop records and reports of it."""
+
+    number: int
+    code: int  # the agent's exit code
+    attempt: Checkpoint  # the checkpoint of its workspace
+    results: list[VerifierResult]
+    entry: dict[str, object]  # its entry in the task record's history
+
+
+@dataclass
+class _Loop:
+    repo: Repo
+    config: Config
+    request: RunRequest
+    log: Log
+    verifiers: tuple[Verifier, ...]
+    run_id: str
+    rollback: Checkpoint
+    done: list[Attempt]
+
+    @classmethod
+    def start(cls, repo: Repo, config: Config, request: RunRequest, log: Log) -> _Loop:
+        """Save the rollback point (unless the workspace equals the latest checkpoint)."""
+        verifiers = select_verifiers(config)
+        run_id = "run_" + now_iso().replace("-", "_").replace(":", "").replace("T", "_")
+        run_id = run_id.rstrip("Z")
+        log(f"task: {request.task}")
+        saved = save_workspace(
+            repo,
+            config,
+            SaveRequest(request.task, message="rollback point before run", run_id=run_id),
+            maintain=False,
         )
-    rollback = outcome.checkpoint
-    log(
-        f"checkpoint saved: {rollback.id}"
-        if outcome.created
-        else f"rollback point: {rollback.id} (unchanged since)"
-    )
-    tasks.update_task(repo, task, rollback_point=rollback.id)
+        rollback = saved.checkpoint
+        log(
+            f"checkpoint saved: {rollback.id}"
+            if saved.created
+            else f"rollback point: {rollback.id} (unchanged since)"
+        )
+        for finding in saved.secret_findings[:5]:
+            log(f"warning: possible secret saved: {finding}")
+        tasks.update_task(repo, request.task, rollback_point=rollback.id)
+        return cls(repo, config, request, log, verifiers, run_id, rollback, [])
 
-    def hint() -> str:
-        return rollback_hint(repo, config, task, rollback)
+    def run(self) -> RunOutcome:
+        for k in range(1, self.request.attempts + 1):
+            finished = self.attempt(k)
+            if finished is not None:
+                return finished
+        return self._outcome(promoted=None, interrupted=False, exit_code=1)
 
-    done: list[Attempt] = []
-    for k in range(1, attempts + 1):
-        feedback = write_feedback(repo, task, k, rollback.id)
+    def _outcome(self, *, promoted: str | None, interrupted: bool, exit_code: int) -> RunOutcome:
+        return RunOutcome(
+            self.request.task, self.rollback.id, self.done, promoted, interrupted, exit_code
+        )
+
+    def hint(self) -> str:
+        return rollback_hint(self.repo, self.config, self.request.task, self.rollback)
+
+    def attempt(self, k: int) -> RunOutcome | None:
+        """Attempt k: run the agent, save what it left, verify exactly that; the outcome
+        when the loop ends here (a pass, a Ctrl-C), None to go on."""
+        repo, config, task, log = self.repo, self.config, self.request.task, self.log
+        feedback = write_feedback(repo, task, k, self.rollback.id)
         env = {
             "CHECKPOINT_TASK": task,
-            "CHECKPOINT_ID": rollback.id,
+            "CHECKPOINT_ID": self.rollback.id,
             "CHECKPOINT_ATTEMPT": str(k),
             "CHECKPOINT_FEEDBACK": feedback,
         }
         try:
-            log(f"attempt {k}/{attempts}: {' '.join(argv)}")
-            code = _run_agent(argv, str(repo.root), env, agent_to_stderr, log)
+            log(f"attempt {k}/{self.request.attempts}: {' '.join(self.request.argv)}")
+            code = self._run_agent(env)
             if code != 0:
                 log(f"agent exited with {code}")
             # The state the verifiers see is saved first: that is what evidence is about.
-            with _explained(log, k, hint), state.locked(repo, config.lock_timeout):
-                attempt = save_checkpoint(
-                    repo, config, task, message=f"attempt {k}", run_id=run_id
-                ).checkpoint
+            with _explained(log, k, self.hint):
+                request = SaveRequest(task, message=f"attempt {k}", run_id=self.run_id)
+                saved = save_workspace(repo, config, request, maintain=False)
+            attempt = saved.checkpoint
             log(f"checkpoint saved: {attempt.id} (attempt {k})")
-            results = run_verifiers(verifiers, str(repo.root), on_result=lambda r: log(r.line()))
+            for finding in saved.secret_findings[:5]:
+                log(f"warning: possible secret saved: {finding}")
+            results = run_verifiers(
+                self.verifiers,
+                str(repo.root),
+                on_result=lambda r: log(r.line()),
+                adopt=self.request.adopt,
+            )
         except KeyboardInterrupt as exc:
             ignore_further_stops()  # the agent is gone; what is left is to say where we are
             signum = stop_signal(exc)
             by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
             log(f"interrupted during attempt {k}{by}: the workspace holds the partial attempt")
-            log(hint())
-            return RunOutcome(task, rollback.id, done, None, True, 128 + signum)
+            log(self.hint())
+            return self._outcome(promoted=None, interrupted=True, exit_code=128 + signum)
+        failing, status = self._judge(attempt, results)
+        tried = _Tried(k, code, attempt, results, self._history_entry(k, code, attempt, results))
+        if failing is None:
+            return self._passed(tried, status)
+        self._failed(tried, failing)
+        return None
+
+    def _run_agent(self, env: dict[str, str]) -> int:
+        """Run the agent's command as a job of its own (procgroup.run_job): a Ctrl-C,
+        SIGTERM or SIGHUP stops it with all it started before the loop goes on, and so
+        does its end: nothing it left running writes to the workspace after its attempt
+        is saved."""
+        argv = self.request.argv
+        stdout = sys.stderr if self.request.agent_to_stderr else None
+        try:
+            code, left_running = run_job(
+                argv,
+                cwd=str(self.repo.root),
+                env={**os.environ, **env},
+                stdout=stdout,
+                adopt=self.request.adopt,
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot run {argv[0]!r}: {exc.strerror}") from None
+        if left_running:
+            self.log("the agent left processes running: stopped them")
+        return code
+
+    def _judge(
+        self, attempt: Checkpoint, results: list[VerifierResult]
+    ) -> tuple[VerifierResult | None, str]:
+        """Record the evidence on the attempt's checkpoint and decide by the rule."""
+        repo, config = self.repo, self.config
         failing = required_failed(config, results)
-        with state.locked(repo, config.lock_timeout):
+        with locked(repo, config.lock_timeout):
             record_results(repo, attempt, results, "workspace")
             status = decide(repo, config, attempt, read_events(repo, attempt.commit))
             if not same_state(repo, capture_workspace(repo, config), attempt):
-                log(f"warning: the verifiers changed the workspace; evidence is for {attempt.id}")
-        tasks.note_verification(repo, task, attempt.id, failing, status)
-        record = tasks.load_task(repo, task)
-        entry: dict[str, object] = {
+                self.log(
+                    f"warning: the verifiers changed the workspace; evidence is for {attempt.id}"
+                )
+        tasks.note_verification(repo, self.request.task, attempt.id, failing, status)
+        return failing, status
+
+    def _history_entry(
+        self, k: int, code: int, attempt: Checkpoint, results: list[VerifierResult]
+    ) -> dict[str, object]:
+        return {
             "attempt": k,
             "agent_exit": code,
             "checkpoint": attempt.id,
@@ -246,39 +312,47 @@ def run_loop(
                 for r in results
                 if r.status != "passed"
             ],
-            "changed_files": changed_files(repo, rollback, attempt),
+            "changed_files": changed_files(self.repo, self.rollback, attempt),
         }
-        if failing is None:
-            entry.update(result="passed", at=now_iso())
-            tasks.save_task(
-                repo,
-                replace(record, attempts=record.attempts + 1, history=(*record.history, entry)),
-            )
-            write_feedback(repo, task, k, rollback.id)  # after the run: what it left
-            log(f"promoted: {attempt.id}" if status == "promoted" else f"status: {status}")
-            done.append(Attempt(k, code, results, True, attempt.id))
-            state.log_event(
-                repo, "run", task=task, attempt=k, result="passed", checkpoint=attempt.id
-            )
-            promoted = attempt.id if status == "promoted" else None
-            return RunOutcome(task, rollback.id, done, promoted, False, 0 if promoted else 1)
 
-        entry.update(
+    def _record_attempt(self, entry: dict[str, object]) -> None:
+        record = tasks.load_task(self.repo, self.request.task)
+        tasks.save_task(
+            self.repo,
+            replace(record, attempts=record.attempts + 1, history=(*record.history, entry)),
+        )
+
+    def _passed(self, tried: _Tried, status: str) -> RunOutcome:
+        repo, task = self.repo, self.request.task
+        k, code, attempt, results = tried.number, tried.code, tried.attempt, tried.results
+        tried.entry.update(result="passed", at=now_iso())
+        self._record_attempt(tried.entry)
+        write_feedback(repo, task, k, self.rollback.id)  # after the run: what it left
+        self.log(f"promoted: {attempt.id}" if status == "promoted" else f"status: {status}")
+        self.done.append(Attempt(k, code, results, True, attempt.id))
+        oplog.log_event(repo, "run", task=task, attempt=k, result="passed", checkpoint=attempt.id)
+        promoted = attempt.id if status == "promoted" else None
+        return self._outcome(promoted=promoted, interrupted=False, exit_code=0 if promoted else 1)
+
+    def _failed(self, tried: _Tried, failing: VerifierResult) -> None:
+        repo, config, task, log = self.repo, self.config, self.request.task, self.log
+        rollback = self.rollback
+        k, code, attempt, results = tried.number, tried.code, tried.attempt, tried.results
+        tried.entry.update(
             result="failed", verifier=failing.name, exit_code=failing.exit_code, at=now_iso()
         )
-        tasks.save_task(
-            repo, replace(record, attempts=record.attempts + 1, history=(*record.history, entry))
-        )
+        self._record_attempt(tried.entry)
         write_feedback(repo, task, k, rollback.id)
-        with _explained(log, k, hint), state.locked(repo, config.lock_timeout):
+        with _explained(log, k, self.hint), locked(repo, config.lock_timeout):
             report = restore_to(repo, config, task, rollback, move_head=True)
-        state.log_event(repo, "run", task=task, attempt=k, result="failed", kept=attempt.id)
-        done.append(Attempt(k, code, results, False, attempt.id))
+        oplog.log_event(repo, "run", task=task, attempt=k, result="failed", kept=attempt.id)
+        self.done.append(Attempt(k, code, results, False, attempt.id))
         log(
             f"restored {rollback.id}: {len(report.brought_back)} written back, "
             f"{len(report.removed)} removed (failed attempt kept as {attempt.id})"
         )
         log(f"workspace matches {rollback.id}")
+        attempts = self.request.attempts
         if k < attempts:
             log(
                 f"next action: attempt {k + 1} with feedback: {failing.name} failed "
@@ -287,8 +361,8 @@ def run_loop(
         else:
             log(f"all {attempts} attempts failed; workspace is at {rollback.id}")
             resume = f"git checkpoint resume{task_option(repo, config, task)}"
+            record = tasks.load_task(repo, task)
             log(f"next action: {record.next_move or f'read `{resume}` and fix {failing.name}'}")
-    return RunOutcome(task, rollback.id, done, None, False, 1)
 
 
 @contextlib.contextmanager

@@ -2,33 +2,36 @@
 
 Tracked files go through a temporary copy of the real index (mtime kept, so unchanged
 files cost a stat, not a hash, and racily-clean entries stay suspect); untracked files
-form the overlay. The user's index and work tree are never written.
+form the overlay (overlay.py). The user's index and work tree are never written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fnmatch
 import os
 import re
-import stat
-from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..config.model import SECRET_PATTERNS, Config
+from ..config.model import Config
 from ..core.errors import GitFailed, Refused
-from ..fast import prescan as early
 from ..fast import quickstate
+from ..fast.prescan import Early, Prescan
 from ..fast.quickstate import include_argv
-from ..gitcore import indexfile
-from ..gitcore.repo import Repo, concurrently, git_refuses_path, nul_list
-from ..gitcore.scan import Scan, exclude_matcher, parse_status, scan, stage
-from ..gitcore.spawn import FLAGGED_ARGV, Spawned
-from . import graft
-from .graft import GITLINK
+from ..gitcore.formats import FLAGGED_ARGV, GITLINK, Scan, nul_split, parse_status
+from ..gitcore.repo import Repo, concurrently, nul_list
+from ..gitcore.scan import scan, stage
+from ..gitcore.spawn import Spawned
+from . import graft, keep
+from .overlay import (
+    check_overlay_limits,
+    exclude_args,
+    overlay_candidates,
+    overlay_tree,
+    split_overlay,
+)
 
 # Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
 # index) beats matching that many pathspecs against every entry.
@@ -51,110 +54,63 @@ class Snapshot:
     # Entries added with `git add -N`: in W (they are tracked), not in the index tree.
     intent_to_add: tuple[str, ...] = ()
     # What the quick auto-save path needs from this capture (only when asked to keep it).
-    seed: quickstate.Seed | None = field(default=None, compare=False, repr=False)
+    seed: keep.Seed | None = field(default=None, compare=False, repr=False)
 
 
-def _any_of(patterns: Iterable[str], prefix: str = "") -> re.Pattern[str]:
-    return re.compile("|".join(prefix + fnmatch.translate(p.lower()) for p in patterns))
+@dataclass(frozen=True)
+class Listing:
+    """The includes' `ls-files -o`, started ahead of the capture (start_listing)."""
+
+    argv: list[str]
+    child: Spawned
 
 
-# One regex each, over the lowercased name or path: `.ENV` is as secret as `.env`.
-_SECRET_NAMES = _any_of(p for p in SECRET_PATTERNS if "/" not in p)
-_SECRET_TAILS = _any_of((p for p in SECRET_PATTERNS if "/" in p), prefix="(?:.*/)?")
+@dataclass(frozen=True)
+class ScanFacts:
+    """What the capture's scan saw, for finish_snapshot to add the overlay."""
+
+    untracked: tuple[str, ...] | None  # the scan's untracked list (None: ls-files lists)
+    deleted: tuple[str, ...] = ()  # tracked in the real index, gone from the work tree
+    include_seen: list[str] | None = None  # the includes' listing, when it ran already
+    # Stat data of the tracked files W took from disk, taken before anything hashed them.
+    changed_stats: dict[str, list[int] | None] = field(default_factory=dict)
+    before: quickstate.Before | None = None  # read before the scan (for the quick check)
 
 
-def looks_secret(path: str, allow: Iterable[str] = ()) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    if any(fnmatch.fnmatchcase(path, pat) or fnmatch.fnmatchcase(name, pat) for pat in allow):
-        return False
-    return bool(_SECRET_NAMES.match(name.lower()) or _SECRET_TAILS.match(path.lower()))
+@dataclass(frozen=True)
+class KeptIndex:
+    """The temporary index a save keeps for the next quick check."""
+
+    path: str
+    stamp_ns: int | None = None  # the date it keeps, when older than the scan's
 
 
-def _exclude_args(cfg: Config) -> list[str]:
-    return [f"--exclude={pattern}" for pattern in cfg.exclude]
+@dataclass(frozen=True)
+class Ahead:
+    """The overlay hashed beside the graft (_overlay_ahead)."""
+
+    files: tuple[str, ...]
+    stats: dict[str, list[int] | None]  # taken before hashing them
+    tree: str | None
+    size: int
 
 
-def list_overlay_candidates(repo: Repo, cfg: Config) -> list[str]:
-    """Untracked paths that save would consider: non-ignored ones, plus the includes."""
-    return overlay_candidates(repo, cfg, None)[0]
+@dataclass(frozen=True)
+class PriorOverlay:
+    """The last save's overlay: reused when the same files are there, unchanged."""
+
+    stats: dict[str, list[int] | None]
+    tree: str | None
+    size: int
 
 
-def overlay_candidates(
-    repo: Repo, cfg: Config, untracked: Iterable[str] | None, seen: list[str] | None = None
-) -> tuple[list[str], list[str]]:
-    """(the overlay candidates, the includes' own listing). `untracked`: a scan's list of
-    untracked, non-ignored paths, so that only the excludes are left to apply."""
-    excludes = _exclude_args(cfg)
-    matcher = None if untracked is None else exclude_matcher(cfg.exclude, repo.ignore_case())
-    if untracked is not None and matcher is not None:
-        paths = [p for p in untracked if not matcher(p)]
-    else:
-        paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
-    if seen is None:  # else: the caller ran the same listing already
-        argv = include_argv(repo.root, excludes, cfg.include)
-        seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
-    return sorted(set(paths + seen)), seen
-
-
-def split_overlay(paths: list[str], cfg: Config) -> tuple[list[str], list[str], list[str]]:
-    """(captured, secret-named left out, left out because git does not store them:
-    nested repositories, and names git refuses such as `GIT~1` or `.git.`).
-    """
-    captured: list[str] = []
-    secrets: list[str] = []
-    nested: list[str] = []
-    for path in paths:
-        if path.endswith("/") or git_refuses_path(path):
-            nested.append(path)  # a nested repository is never entered
-        elif looks_secret(path, cfg.secrets_allow):
-            secrets.append(path)
-        else:
-            captured.append(path)
-    return captured, secrets, nested
-
-
-def _check_overlay_limits(root: Path, files: list[str], cfg: Config) -> int:
-    total = 0
-    sizes: Counter[str] = Counter()
-    counts: Counter[str] = Counter()
-    for path in files:
-        try:
-            st = os.lstat(root / path)
-        except (FileNotFoundError, NotADirectoryError):  # gone since the scan
-            continue
-        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
-        total += size
-        parts = path.split("/")
-        folder = (
-            "/".join(parts[:2]) + "/"
-            if len(parts) > 2
-            else (parts[0] + "/" if len(parts) > 1 else ".")
-        )
-        sizes[folder] += size
-        counts[folder] += 1
-    if total <= cfg.overlay_max_bytes and len(files) <= cfg.overlay_max_files:
-        return total
-    by_files = len(files) > cfg.overlay_max_files
-    ranked = (counts if by_files else sizes).most_common(3)
-    largest = ", ".join(
-        f"{folder} ({counts[folder]} files, {_human_size(sizes[folder])})" for folder, _ in ranked
-    )
-    top = next((f for f, _ in ranked if f != "."), None)
-    hint = f"; add `untracked.exclude: [{top}]` to .checkpoint.yaml" if top else ""
-    raise Refused(
-        f"overlay too large: {len(files)} untracked files, {_human_size(total)} "
-        f"(limit {cfg.overlay_max_files} files, {_human_size(cfg.overlay_max_bytes)}); "
-        f"largest: {largest}{hint}"
-    )
-
-
-def _human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
+@dataclass(frozen=True)
+class _FastCapture:
+    tracked: Snapshot
+    scanned: Scan
+    changed_stats: dict[str, list[int] | None]
+    include_seen: list[str]
+    ahead: Ahead | None
 
 
 def _intent_to_add(repo: Repo, env: dict[str, str], index_tree: str) -> list[str]:
@@ -249,17 +205,13 @@ def _stage_all(
         stage(repo, env, scanned.changed)
 
 
-# The includes' listing started ahead (start_listing): its argv, its git child.
-Listing = tuple[list[str], Spawned]
-
-
 def start_listing(repo: Repo, cfg: Config) -> Listing | None:
     """Start the includes' `ls-files -o` now, beside what comes before the capture (it
     waits for the scan anyway); capture_workspace takes it when its argv is the same."""
-    argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+    argv = include_argv(repo.root, exclude_args(cfg), cfg.include)
     if argv is None:
         return None
-    return argv, Spawned(argv, str(repo.root), env={"GIT_LITERAL_PATHSPECS": "1"})
+    return Listing(argv, Spawned(argv, str(repo.root), env={"GIT_LITERAL_PATHSPECS": "1"}))
 
 
 def capture_workspace(
@@ -269,6 +221,7 @@ def capture_workspace(
     allow_unmerged: bool = False,
     keep: bool = False,
     listing: Listing | None = None,
+    prescan: Prescan | None = None,
 ) -> Snapshot:
     """Hash the workspace into trees without touching the user's index or work tree.
 
@@ -284,9 +237,19 @@ def capture_workspace(
     `keep`: also hand back what the quick auto-save needs (`Snapshot.seed`).
     `listing`: the includes' listing, started ahead (start_listing; the caller waits
     for it in the end, whatever became of the capture).
+    `prescan`: what the launcher started early (its scan is used when it is this
+    repository's and HEAD has not moved since).
     """
+    started = prescan.take_scan(str(repo.root), str(repo.git_dir)) if prescan else None
     try:
-        return _capture(repo, cfg, allow_unmerged=allow_unmerged, keep=keep, listing=listing)
+        return _capture(
+            repo,
+            cfg,
+            allow_unmerged=allow_unmerged,
+            keep_index=keep,
+            listing=listing,
+            started=started,
+        )
     except GitFailed as exc:
         odd = _UNSUPPORTED.search(exc.stderr)
         if odd is None:
@@ -306,53 +269,62 @@ def _capture(
     cfg: Config,
     *,
     allow_unmerged: bool,
-    keep: bool,
+    keep_index: bool,
     listing: Listing | None,
+    started: Early | None,
 ) -> Snapshot:
-    started = early.take(str(repo.root), str(repo.git_dir))  # the launcher's scan, if any
     base, branch = repo.head()
     if started is not None and (started.before is None or started.head != base):
         started.close()  # HEAD moved since the index was copied: its base is unknown
         started = None
-    if started is not None and started.before is not None:
-        before = started.before if keep else None
-    else:
-        before = quickstate.before_scan(repo, recording=True) if keep else None
+    before: quickstate.Before | None = None
+    if keep_index:
+        if started is not None and started.before is not None:
+            before = started.before
+        else:
+            before = quickstate.before_scan(repo, recording=True)
     sparse = _sparse_option(repo)
-    kept: str | None = None
-    ahead: Ahead | None = None
+    kept: KeptIndex | None = None
     with _scratch_indexes(repo, started, wait=bool(sparse)) as (env, tree_env):
-        fast = None if sparse else _fast_capture(repo, cfg, env, tree_env, started, listing)
-        scanned: Scan | None
-        include_seen: list[str] | None
+        fast = None
+        if not sparse:
+            fast = _fast_capture(repo, cfg, env, tree_env, started=started, listing=listing)
         if fast is not None:
-            tracked, scanned, changed_stats, include_seen, ahead = fast
             # The quick check vouches by stat data: a submodule's folder has none that
             # moves with its commit, so a moved submodule keeps nothing for it.
+            scanned = fast.scanned
             moved = any(scanned.modes.get(p) == GITLINK for p in scanned.changed)
-            if keep and not moved and os.path.exists(env["GIT_INDEX_FILE"]):
-                kept = quickstate.keep_path(repo)
-                os.replace(env["GIT_INDEX_FILE"], kept)  # a rename keeps the mtime
+            if keep_index and not moved and os.path.exists(env["GIT_INDEX_FILE"]):
+                kept = KeptIndex(keep.keep_path(repo))
+                os.replace(env["GIT_INDEX_FILE"], kept.path)  # a rename keeps the mtime
+            tracked = fast.tracked
+            facts = ScanFacts(
+                untracked=scanned.untracked,
+                deleted=scanned.deleted,
+                include_seen=fast.include_seen,
+                changed_stats=fast.changed_stats,
+                before=before,
+            )
         else:
-            tracked, scanned = _staged_capture(repo, env, sparse, allow_unmerged)
-            changed_stats, include_seen = {}, None
+            tracked, staged_scan = _staged_capture(repo, env, sparse, allow_unmerged)
+            facts = ScanFacts(
+                untracked=staged_scan.untracked if staged_scan is not None else None,
+                deleted=staged_scan.deleted if staged_scan is not None else (),
+                before=before,
+            )
     return finish_snapshot(
         repo,
         cfg,
         replace(tracked, base=base, branch=branch),
-        untracked=scanned.untracked if scanned is not None else None,
-        deleted=scanned.deleted if scanned is not None else (),
-        before=before,
+        facts,
         kept=kept,
-        changed_stats=changed_stats,
-        include_seen=include_seen,
-        ahead=ahead,
+        ahead=fast.ahead if fast is not None else None,
     )
 
 
 @contextlib.contextmanager
 def _scratch_indexes(
-    repo: Repo, started: early.Early | None, wait: bool
+    repo: Repo, started: Early | None, wait: bool
 ) -> Iterator[tuple[dict[str, str], dict[str, str]]]:
     """Two copies of the index (the scan's, and write-tree's): the early scan's when the
     launcher started one (`wait`: once its git commands are done), else new ones."""
@@ -372,36 +344,37 @@ def _fast_capture(
     cfg: Config,
     env: dict[str, str],
     tree_env: dict[str, str],
-    started: early.Early | None = None,
-    ahead_listing: Listing | None = None,
-) -> tuple[Snapshot, Scan, dict[str, list[int] | None], list[str], Ahead | None] | None:
+    *,
+    started: Early | None,
+    listing: Listing | None,
+) -> _FastCapture | None:
     """The common case: the scan (on `env`'s index), the index tree (`tree_env`'s copy:
     write-tree writes its index), the marks and the includes' listing, side by side
     (the first three from the early scan when it ran them without a failure); then W's
     graft beside the overlay's tree."""
-    argv = include_argv(repo.root, _exclude_args(cfg), cfg.include)
+    argv = include_argv(repo.root, exclude_args(cfg), cfg.include)
 
-    def listing() -> list[str]:
-        if ahead_listing is not None and ahead_listing[0] == argv:
-            out = ahead_listing[1].result()
+    def list_includes() -> list[str]:
+        if listing is not None and listing.argv == argv:
+            out = listing.child.result()
             if out is not None:  # else it failed: run again, and say why
-                return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+                return nul_split(out)
         return repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
 
     outputs, seen = (
-        concurrently(lambda: started.results(_marks), listing) if started else (None, None)
+        concurrently(lambda: started.results(_marks), list_includes) if started else (None, None)
     )
     try:
         if started is not None and outputs is not None and seen is not None:
             status, tree, flagged = outputs
-            scanned = replace(parse_status(status), errors=started.status_errors)
+            scanned = parse_status(status).with_errors(started.status_errors)
             index_tree = tree.decode().strip()
         else:
             scanned, index_tree, flagged, seen = concurrently(
                 lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
                 lambda: repo.git("write-tree", env=tree_env).decode().strip(),
                 lambda: _flagged(repo, tree_env),
-                listing,
+                list_includes,
             )
     except GitFailed as exc:
         if "unmerged" in exc.stderr or "merge" in exc.stderr:
@@ -412,14 +385,14 @@ def _fast_capture(
     scanned = _behind_looping_links(repo, index_tree, scanned, seen)
     intent_to_add = _intent_to_add(repo, tree_env, index_tree)
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
-    worktree_tree, ahead = concurrently(
+    worktree_tree, hashed = concurrently(
         lambda: graft.graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
         lambda: _overlay_ahead(repo, cfg, scanned.untracked, seen),
     )
     if worktree_tree is None:
         return None
     tracked = _tracked(worktree_tree, index_tree, {}, intent_to_add)
-    return tracked, scanned, changed_stats, seen, ahead
+    return _FastCapture(tracked, scanned, changed_stats, seen, hashed)
 
 
 def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> Scan:
@@ -430,14 +403,7 @@ def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan, seen: list
     restore accepts)."""
     gone = looping_entries(repo, index_tree, scanned, seen)
     gone = [p for p in gone if p not in scanned.modes]
-    if not gone:
-        return scanned
-    return replace(
-        scanned,
-        changed=(*scanned.changed, *gone),
-        deleted=(*scanned.deleted, *gone),
-        modes={**scanned.modes, **{p: "000000" for p in gone}},
-    )
+    return scanned.with_gone(gone) if gone else scanned
 
 
 def looping_entries(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> list[str]:
@@ -472,11 +438,6 @@ def loops_at(repo: Repo, path: str) -> bool:
     return False
 
 
-# The overlay hashed ahead of finish_snapshot: (its files, their stat data taken before
-# hashing, its tree, its bytes).
-Ahead = tuple[tuple[str, ...], dict[str, list[int] | None], str | None, int]
-
-
 def _overlay_ahead(
     repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]
 ) -> Ahead | None:
@@ -488,8 +449,8 @@ def _overlay_ahead(
     if secrets and cfg.secrets_on_save == "block":
         return None
     stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
-    size = _check_overlay_limits(repo.root, files, cfg)
-    return tuple(files), stats, _overlay_tree(repo, files), size
+    size = check_overlay_limits(repo.root, files, cfg)
+    return Ahead(tuple(files), stats, overlay_tree(repo, files), size)
 
 
 def _staged_capture(
@@ -545,83 +506,63 @@ def finish_snapshot(
     repo: Repo,
     cfg: Config,
     tracked: Snapshot,
+    facts: ScanFacts,
     *,
-    untracked: tuple[str, ...] | None,
-    deleted: tuple[str, ...],
-    before: quickstate.Before | None,
-    kept: str | None,
-    include_seen: list[str] | None = None,
-    prior_overlay: tuple[dict[str, list[int] | None], str | None, int] | None = None,
-    changed_stats: dict[str, list[int] | None] | None = None,
-    kept_stamp_ns: int | None = None,
+    kept: KeptIndex | None = None,
+    prior: PriorOverlay | None = None,
     ahead: Ahead | None = None,
 ) -> Snapshot:
-    """Add the overlay to a snapshot of the tracked files. `untracked`: a scan's list
-    (else ls-files scans); `kept`: the temporary index to hand to quickstate, with the
-    stat data of the tracked files W took from disk (`changed_stats`) and the date it
-    keeps (`kept_stamp_ns`; default: the scan's);
-    `prior_overlay`: the last save's overlay (stat data, tree, bytes), reused when the
-    same files are there with the same stat data; `ahead`: the overlay hashed already
-    (_overlay_ahead), used when it holds the same files."""
-    candidates, include_seen = overlay_candidates(repo, cfg, untracked, include_seen)
+    """Add the overlay to a snapshot of the tracked files. `kept`: the temporary index to
+    hand to the quick check (save/keep.py); `prior`: the last save's overlay, reused when
+    the same files are there with the same stat data; `ahead`: the overlay hashed
+    already (_overlay_ahead), used when it holds the same files."""
+    candidates, include_seen = overlay_candidates(repo, cfg, facts.untracked, facts.include_seen)
     files, secrets, nested = split_overlay(candidates, cfg)
     if secrets and cfg.secrets_on_save == "block":
-        quickstate.discard_path(kept)
+        keep.discard_path(kept.path if kept else None)
         raise Refused(
             f"secret-looking untracked files: {', '.join(secrets[:5])}; "
             "move them, or list them under secrets.allow"
         )
-    if ahead is not None and ahead[0] == tuple(files):
-        _, stats, overlay_tree, overlay_bytes = ahead
+    before = facts.before
+    if ahead is not None and ahead.files == tuple(files):
+        stats, tree, size = ahead.stats, ahead.tree, ahead.size
     else:
         stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
-        same = prior_overlay is not None and prior_overlay[0] == stats
+        same = prior is not None and prior.stats == stats
         trusted = before is not None and quickstate.stats_trusted(stats, before.stamp_ns)
-        if prior_overlay and same and trusted:
-            overlay_tree, overlay_bytes = prior_overlay[1], prior_overlay[2]
+        if prior is not None and same and trusted:
+            tree, size = prior.tree, prior.size
         else:
             try:
-                overlay_bytes = _check_overlay_limits(repo.root, files, cfg)
+                size = check_overlay_limits(repo.root, files, cfg)
             except Refused:
-                quickstate.discard_path(kept)
+                keep.discard_path(kept.path if kept else None)
                 raise
-            overlay_tree = _overlay_tree(repo, files)
+            tree = overlay_tree(repo, files)
     seed = None
-    if kept is not None and before is not None and untracked is not None:
-        seed = quickstate.Seed(
+    if kept is not None and before is not None and facts.untracked is not None:
+        seed = keep.Seed(
             before=before,
-            index_path=kept,
-            index_stamp_ns=kept_stamp_ns,
-            changed=changed_stats or {},
-            untracked=untracked,
-            deleted=deleted,
+            index_path=kept.path,
+            index_stamp_ns=kept.stamp_ns,
+            changed=facts.changed_stats,
+            untracked=facts.untracked,
+            deleted=facts.deleted,
             include_others=tuple(include_seen),
             includes=tuple(cfg.include),
-            exclude_args=tuple(_exclude_args(cfg)),
+            exclude_args=tuple(exclude_args(cfg)),
             overlay=stats,
             config=repo.config_pairs(),
             intent_to_add=tracked.intent_to_add,
-            overlay_bytes=overlay_bytes,
+            overlay_bytes=size,
         )
     return replace(
         tracked,
-        overlay_tree=overlay_tree,
+        overlay_tree=tree,
         overlay_files=tuple(files),
-        overlay_bytes=overlay_bytes,
+        overlay_bytes=size,
         secrets_left_out=tuple(secrets),
         nested_repos_left_out=tuple(nested),
         seed=seed,
     )
-
-
-def _overlay_tree(repo: Repo, files: list[str]) -> str | None:
-    if not files:
-        return None
-    with repo.temp_index() as env:
-        # --remove: a file gone since the scan (a build's temporary file) is left out,
-        # not a failed save; U holds what was there to hash.
-        argv = ("update-index", "--add", "--remove", "-z", "--stdin")
-        repo.git(*argv, stdin=nul_list(files), env=env)
-        entries = indexfile.read_entries(env["GIT_INDEX_FILE"]) if repo.sha1() else None
-        tree = graft.tree_of(repo, entries) if entries else None  # no write-tree process
-        return tree or repo.git("write-tree", env=env).decode().strip()

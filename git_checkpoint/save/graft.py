@@ -1,7 +1,7 @@
 """The work-tree tree (W) as the index tree with the scan's changes grafted in.
 
-`add -u` and `write-tree` on a copy of the index read and write the whole index (10 MB
-at 100,000 files: about 100 ms) to change a handful of entries. The scan already names
+`add -u` and `write-tree` on a copy of the index read and write the whole index to
+change a handful of entries, a cost that grows with the repository. The scan already names
 every tracked path whose work-tree state differs from the index (`status
 --porcelain=v2`), so W needs only: the trees on their way to the root read (`cat-file
 --batch`), those files added to a small index seeded with their own entries (so git
@@ -19,23 +19,15 @@ from collections.abc import Iterable, Mapping
 
 from ..gitcore import indexfile
 from ..gitcore.catfile import raw_entries
+from ..gitcore.formats import DELETED, GITLINK, REGULAR, SYMLINK, TREE, object_id
 from ..gitcore.repo import Repo, concurrently, nul_list
 
-try:  # CPython's own SHA-1: hashlib's OpenSSL start-up costs the hook path 2 ms
-    from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - another Python
-    from hashlib import sha1
-
-DELETED = "000000"
-REGULAR = ("100644", "100755")
-SYMLINK = "120000"
-GITLINK = "160000"
-TREE = "40000"
 _TYPES = {"100644": "blob", "100755": "blob", SYMLINK: "blob", GITLINK: "commit", TREE: "tree"}
-# Above this many files, hashing is split over two `hash-object` processes (two cores),
+# Above this many files, hashing is split over two `update-index` processes (two cores),
 # and their loose objects are stored without compression (core.looseCompression=0,
-# unless the user chose a level): 972 files of 1-20 KB, 240 -> 175 ms in one process.
-# They take their full size until `git gc` packs them; a small save keeps git's level 1.
+# unless the user chose a level): compressing is most of the work of hashing many
+# small files. They take their full size until `git gc` packs them; a small save keeps
+# git's level 1.
 SPLIT_HASHING = 200
 
 
@@ -117,22 +109,15 @@ def _read_trees(
     repo: Repo, root: str, folders: list[str]
 ) -> dict[str, dict[bytes, tuple[str, str]]]:
     """Each folder's entries in `root` (name -> (mode, id)); a folder it lacks is empty."""
-    specs = "".join(f"{root}:{f}\n" if f else f"{root}\n" for f in folders)
-    out = repo.git("cat-file", "--batch", stdin=specs.encode("utf-8", "surrogateescape"))
+    specs = [f"{root}:{f}" if f else root for f in folders]
     trees: dict[str, dict[bytes, tuple[str, str]]] = {}
-    pos = 0
-    for folder in folders:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) == 3 and header[1] == b"tree":
-            size = int(header[2])
-            trees[folder] = _parse_tree(out[pos : pos + size])
-            pos += size + 1
-        elif len(header) == 3:  # a blob or a link where a folder goes: add -u knows how
-            raise _NotGraftable()
-        else:  # "<spec> missing": a folder the index tree lacks (only `add -N` entries)
+    for folder, answer in zip(folders, repo.objects.read_specs(specs), strict=True):
+        if answer is None:  # a folder the index tree lacks (only `add -N` entries)
             trees[folder] = {}
+        elif answer[0] == "tree":
+            trees[folder] = _parse_tree(answer[1])
+        else:  # a blob or a link where a folder goes: add -u knows how
+            raise _NotGraftable()
     return trees
 
 
@@ -250,7 +235,7 @@ def _write_trees(
             mode.encode() + b" " + name + b"\0" + bytes.fromhex(oid)
             for name, (mode, oid) in ordered
         )
-        oid = sha1(b"tree %d\0" % len(body) + body).hexdigest()
+        oid = object_id(b"tree", body)
         written[folder] = oid
         if trees[folder] == entries:
             continue  # unchanged (an edit that the scan saw but hashes the same)

@@ -1,10 +1,10 @@
 """An auto-save's snapshot built on the last save's kept index, from the quick check's
-scan (quicksave.py): the work tree is not scanned a second time, and W is grafted on
-the index tree that save recorded (graft.py).
+scan (fast/quickcheck.py): the work tree is not scanned a second time, and W is grafted
+on the index tree that save recorded (graft.py).
 
-Valid because HEAD, the real index (so the index tree, its `add -N` entries and its marks),
-the configuration and the task's refs were what that save saw, which the check verified;
-under the lock we verify that the state is still the one the check read.
+Valid because HEAD, the real index (so the index tree, its `add -N` entries and its
+marks), the configuration and the task's refs were what that save saw, which the check
+verified; under the lock we verify that the state is still the one the check read.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import os
 from ..config.model import Config
 from ..fast import quickstate
 from ..fast.quickcheck import Found
+from ..gitcore.formats import GITLINK
 from ..gitcore.repo import Repo
 from ..gitcore.spawn import link_or_copy
-from .capture import Snapshot, finish_snapshot
-from .graft import GITLINK, graft
+from . import keep
+from .capture import KeptIndex, PriorOverlay, ScanFacts, Snapshot, finish_snapshot
+from .graft import graft
 
 
 def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
@@ -33,14 +35,15 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         or quickstate.refs_seen(repo, saved["task"]) != saved["refs"]
     ):
         return None
-    if any(found.modes.get(p) == GITLINK for p in found.changed):
+    scan = found.scan
+    if any(scan.modes.get(p) == GITLINK for p in scan.changed):
         return None  # a moved submodule: no stat data vouches for it (capture_workspace)
     index = os.path.join(quickstate.folder(repo), str(saved["saved_index"]))
     trees = saved["trees"]
-    worktree_tree = graft(repo, trees["index"], {p: found.modes[p] for p in found.changed})
+    worktree_tree = graft(repo, trees["index"], {p: scan.modes[p] for p in scan.changed})
     if worktree_tree is None:
         return None
-    kept = quickstate.keep_path(repo)
+    kept = keep.keep_path(repo)
     link_or_copy(index, kept)  # the same index serves the next check: a second name
     head = found.before.head_text.strip()
     branch = head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
@@ -57,16 +60,18 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         flagged=(),
         intent_to_add=tuple(saved["intent_to_add"]),
     )
+    facts = ScanFacts(
+        untracked=scan.untracked,
+        deleted=scan.deleted,
+        include_seen=found.include_seen,
+        changed_stats=found.changed_stats,
+        before=found.before,
+    )
     return finish_snapshot(
         repo,
         cfg,
         tracked,
-        untracked=tuple(found.untracked),
-        deleted=tuple(found.deleted),
-        before=found.before,
-        kept=kept,
-        include_seen=found.include_seen,
-        prior_overlay=(saved["overlay"], trees["overlay"], int(saved["overlay_bytes"])),
-        changed_stats=found.changed_stats,
-        kept_stamp_ns=int(saved["index_stamp_ns"]),
+        facts,
+        kept=KeptIndex(kept, stamp_ns=int(saved["index_stamp_ns"])),
+        prior=PriorOverlay(saved["overlay"], trees["overlay"], int(saved["overlay_bytes"])),
     )

@@ -2,10 +2,10 @@
 
 The detectors are detect-secrets' own (keys, cloud and SaaS tokens, keyword
 assignments, high-entropy strings), with its false-positive filters and its
-`pragma: allowlist secret` comments. Its per-line machinery costs about 3.5 s per MB
-of source here, so a cheap pass first picks the lines any detector could fire on
-(a secret-ish word, a long token, a URL with credentials) and only those go through
-detect-secrets: about 6x faster on source code, same findings on our corpus.
+`pragma: allowlist secret` comments. Its per-line machinery is slow, so a cheap pass
+first picks the lines any detector could fire on (a secret-ish word, a long token, a
+URL with credentials) and only those go through detect-secrets: the same findings on
+our corpus, for a fraction of the time.
 A finding names file, line, kind and a fingerprint; the secret itself is never kept.
 """
 
@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import UsageError
+from ..core.text import printable
+from ..gitcore.formats import EMPTY_TREE
 from ..gitcore.repo import Repo
-from ..storage.refs import Checkpoint, history, same_state, trees_of
-from ..storage.untrusted import printable
+from ..storage.commits import same_state, trees_of
+from ..storage.refs import Checkpoint, history
 from .capture import Snapshot
 
 MAX_BLOB_BYTES = 8 * 1024 * 1024  # bigger files are data, not source: not scanned
@@ -209,8 +211,6 @@ REGULAR = ("100644", "100755")
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
     """The blobs of `oids` up to MAX_BLOB_BYTES each (a bigger one is data, not read into
     memory; a missing one is left out)."""
-    from ..gitcore.catfile import stream_blobs
-
     wanted = list(dict.fromkeys(oids))
     blobs: dict[str, bytes] = {}
 
@@ -225,7 +225,7 @@ def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
             blobs[wanted[n]] = b"".join(held)
 
     if wanted:
-        stream_blobs(repo.root, wanted, keep, missing_ok=True)
+        repo.objects.stream(wanted, keep, missing_ok=True)
     return blobs
 
 
@@ -246,8 +246,6 @@ def scan_tree_sets(
     (label, new, old); each blob is read and scanned once, with three git processes
     in all however many items there are.
     """
-    from ..gitcore.repo import EMPTY_TREE
-
     pairs: list[tuple[int, str, str, str]] = []  # item, where, old tree, new tree
     for n, (_, new, old) in enumerate(items):
         pairs.append((n, "tracked", old.worktree, new.worktree))
@@ -279,8 +277,6 @@ def scan_tree_sets(
 
 def scan_checkpoints(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> list[Finding]:
     """Secrets in what each checkpoint stores beyond its base commit."""
-    from ..gitcore.repo import EMPTY_TREE
-
     wanted = [c.index_commit for c in cps]
     wanted += [c.overlay_commit for c in cps if c.overlay_commit]
     wanted += [c.base for c in cps if c.base]
@@ -315,8 +311,6 @@ def scan_snapshot(
     each secret is reported once, when it first appears. Nothing new, nothing scanned.
     `done`: the task's history, when the caller has it.
     """
-    from ..gitcore.repo import EMPTY_TREE
-
     if done is None:
         done = history(repo, task)
     if done and same_state(repo, snapshot, done[-1]):

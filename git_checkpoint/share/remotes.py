@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..core.errors import GitFailed, Refused, UsageError
 from ..gitcore.repo import Repo
 from ..storage.notes import NOTES_REF
-from ..storage.refs import _ID, REF_ROOT, REMOTE_ROOT, Checkpoint, validate_task
+from ..storage.refs import ID, REF_ROOT, REMOTE_ROOT, Checkpoint, validate_task
 
 REMOTE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -251,7 +251,7 @@ def checkpoint_name_problem(ref: str) -> str | None:
     """Why a remote ref is not fetched as a checkpoint, or None when it is fine."""
     rest = ref[len(REF_ROOT) :]
     task, _, cp_id = rest.rpartition("/")
-    if not _ID.match(cp_id):
+    if not ID.match(cp_id):
         return "not a checkpoint id"
     try:
         validate_task(task)  # refuses remotes/…, .., .lock, odd characters

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import GitFailed, UsageError
-from ..gitcore.repo import EMPTY_TREE, Repo
+from ..core.text import printable
+from ..gitcore.formats import EMPTY_TREE
+from ..gitcore.repo import Repo
+from ..storage.commits import managed_tree
 from ..storage.notes import derive_status, read_events
-from ..storage.refs import REMOTE_ROOT, Checkpoint, load_checkpoints, managed_tree, validate_task
-from ..storage.untrusted import fetched_manifest_problem, printable
+from ..storage.refs import REMOTE_ROOT, Checkpoint, load_checkpoints, validate_task
+from ..storage.untrusted import fetched_manifest_problem
 
 _ATTEMPT = re.compile(r"^attempt (\d+)$")
 _ROLLBACK = "rollback point before run"

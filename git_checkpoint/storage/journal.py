@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
+from ..core.records import append_json_line, json_lines, now_iso, write_atomic
 from ..gitcore.repo import Repo
-from .oplog import append_json_line, json_lines, now_iso, write_atomic
 
 
 @dataclass(frozen=True)
@@ -119,21 +119,12 @@ def set_journal_aside(repo: Repo) -> None:
     path.replace(path.with_name(f"{path.name}.unreadable"))
 
 
-# The restore whose journal this process wrote and has not cleared (its target's name):
-# a Ctrl-C then says how to go on (console.guarded).
-WRITTEN: str | None = None
-
-
 def write_journal(repo: Repo, journal: Journal) -> None:
-    global WRITTEN
     write_atomic(journal_path(repo), json.dumps(asdict(journal), indent=1).encode())
-    WRITTEN = journal.target_name
 
 
 def clear_journal(repo: Repo) -> None:
-    global WRITTEN
     journal_path(repo).unlink(missing_ok=True)
-    WRITTEN = None
 
 
 # --- the log of finished restores ---------------------------------------------------------

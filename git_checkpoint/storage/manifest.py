@@ -7,16 +7,37 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
+from ..core.records import now, now_iso
 from ..gitcore.repo import Repo
-from ..save.capture import Snapshot
-from .oplog import now, now_iso
+
+
+class Captured(Protocol):
+    """The trees of a workspace as a save captured them (save/capture.py's Snapshot)."""
+
+    @property
+    def base(self) -> str | None: ...
+    @property
+    def branch(self) -> str | None: ...
+    @property
+    def worktree_tree(self) -> str: ...
+    @property
+    def index_tree(self) -> str: ...
+    @property
+    def overlay_tree(self) -> str | None: ...
+    @property
+    def overlay_files(self) -> tuple[str, ...]: ...
+    @property
+    def overlay_bytes(self) -> int: ...
+    @property
+    def intent_to_add(self) -> tuple[str, ...]: ...
+
 
 MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
-MANIFEST_MAX_DEPTH = 64  # ours nest 3 deep; libyaml's recursion must never meet 100,000
+MANIFEST_MAX_DEPTH = 64  # ours nest 3 deep; libyaml must never recurse as deep as it would go
 _BRACKETS = re.compile(r"[\[\]{}]")
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -149,7 +170,7 @@ def repo_slug(repo: Repo) -> str | None:
 
 def build_manifest(
     *,
-    snapshot: Snapshot,
+    snapshot: Captured,
     task: str,
     cp_id: str,
     run_id: str,

@@ -1,8 +1,8 @@
 """Parsed manifests kept between commands, by commit id (`<common dir>/checkpoint/
 manifests.json`).
 
-Listing a task's checkpoints parses every manifest in it: about 0.25 ms of YAML each,
-15 ms for 60 checkpoints, paid by every save. A commit never changes, so what our
+Listing a task's checkpoints parses every manifest in it, and every save lists its
+task's checkpoints: YAML adds up. A commit never changes, so what our
 parser made of its message once holds for good; only results that JSON gives back
 exactly are kept (a hostile manifest with, say, integer keys is parsed each time).
 A cache that cannot be read or written is no cache: nothing else changes.
@@ -80,8 +80,8 @@ class ManifestCache:
         tmp = f"{self._path}.{os.getpid()}.tmp"
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as fh:  # one string: dump's many writes
-                fh.write(json.dumps(entries, separators=(",", ":")))  # cost 3 times as much
+            with open(tmp, "w", encoding="utf-8") as fh:  # one string: json.dump would make
+                fh.write(json.dumps(entries, separators=(",", ":")))  # a write of each piece
             os.replace(tmp, self._path)
             self._dirty = False
         with contextlib.suppress(OSError):

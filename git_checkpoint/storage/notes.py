@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from ..core.errors import GitFailed
+from ..core.records import json_lines, now_iso
 from ..gitcore.repo import Repo
-from .oplog import json_lines, now_iso
 
 NOTES_REF = "refs/notes/checkpoints"
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..config.model import Retention
 from ..core.errors import CheckpointError, Refused, UsageError
+from ..core.records import now
 from ..gitcore.repo import Repo
-from . import oplog as state
-from . import tasks
+from . import oplog, tasks
 from .journal import RestoreRecord, read_journal, restore_records
 from .notes import derive_status, read_events
 from .refs import Checkpoint, load_checkpoints, task_checkpoints
@@ -161,11 +161,11 @@ def plan_task(
 
 
 def plan(repo: Repo, policy: Retention, task_names: list[str]) -> list[Decision]:
-    now = state.now()
+    at = now()
     needed = needed_commits(repo)
     out: list[Decision] = []
     for task in task_names:
-        out += plan_task(repo, task, policy, now, needed)
+        out += plan_task(repo, task, policy, at, needed)
     return out
 
 
@@ -178,7 +178,7 @@ def remove(repo: Repo, decisions: list[Decision], op: str = "prune") -> list[Dec
         if not d.remove:
             continue
         repo.delete_ref(d.ref, d.commit)
-        state.log_event(
+        oplog.log_event(
             repo, op, task=d.task, checkpoint=d.id, commit=d.commit, ref=d.ref, reason=d.reason
         )
         removed.append(d)

@@ -8,18 +8,27 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import yaml
 
-from ..config.model import read_regular_file
+from ..config.parse import read_regular_file
 from ..core.errors import UsageError
+from ..core.records import now_iso, write_atomic
 from ..gitcore.repo import Repo
+from .notes import derive_status, read_events
+from .refs import Checkpoint
 
-if TYPE_CHECKING:
-    from ..verify.verifiers import VerifierResult
-    from .refs import Checkpoint
-from .oplog import now_iso, write_atomic
+
+class Failure(Protocol):
+    """A failed verifier's result, as a verification hands it over."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def output_tail(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,7 @@ def update_task(repo: Repo, task: str, **changes: Any) -> TaskRecord:
 
 
 def note_verification(
-    repo: Repo, task: str, checkpoint: str, failing: VerifierResult | None, status: str
+    repo: Repo, task: str, checkpoint: str, failing: Failure | None, status: str
 ) -> TaskRecord:
     """Fold a verification into the record: the failure it saw, or the new last good point."""
     record = load_task(repo, task)
@@ -120,8 +129,6 @@ def last_good(repo: Repo, record: TaskRecord, history: list[Checkpoint]) -> str 
     """The task's last good checkpoint: the newest of its history that its notes call
     promoted (evidence fetched from another machine included), where that is newer than
     the one the record names (a local promotion or verify wrote it); else the record's."""
-    from .notes import derive_status, read_events
-
     for cp in reversed(history):
         if cp.id == record.last_good_checkpoint:
             break

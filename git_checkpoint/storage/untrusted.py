@@ -76,9 +76,3 @@ def fetched_manifest_problem(manifest: dict[str, Any]) -> str | None:
         if found:
             return f"manifest {found}"
     return None
-
-
-def printable(text: str, limit: int = 500) -> str:
-    """Text from a fetched checkpoint, safe to print: no terminal escapes, bounded."""
-    clean = "".join(ch if ch.isprintable() or ch == " " else "?" for ch in text)
-    return clean if len(clean) <= limit else clean[: limit - 1] + "…"

@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
+from ..core.interrupts import held
+
 KILL_GRACE = 2.0  # seconds a group has after a polite signal, before the next one
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PR_SET_CHILD_SUBREAPER = 36
@@ -56,12 +58,10 @@ def _starting() -> Iterator[None]:
     is in hand, to stop its group: raised inside Popen, it left the job running unknown
     (a loaded machine: a Ctrl-C typed at the agent's prompt before run had its Popen)."""
     global _HOLDING
-    from ..fast import prescan as early
-
     _HELD.clear()
     _HOLDING = True
     try:
-        with early.held():
+        with held():
             yield
     finally:
         _HOLDING = False
@@ -94,17 +94,14 @@ def interruptible() -> Iterator[None]:
                 signal.signal(sig, handler)
 
 
-# Off in a process that lives on (the MCP server): what it adopted outside a group it
-# stops (a `git gc --auto` that detached) would stay a zombie until it exits.
-ADOPT_ORPHANS = True
-
-
 @functools.cache
 def adopt_orphans() -> None:
     """Linux: what our children leave behind becomes ours, not init's, so that a group's
     members that have exited are reaped here at once (a zombie still counts as one of its
-    group, and init may take seconds to reap it)."""
-    if ADOPT_ORPHANS and sys.platform.startswith("linux"):
+    group, and init may take seconds to reap it). Not for a process that lives on (the
+    MCP server): what it adopted outside a group it stops (a `git gc --auto` that
+    detached) would stay a zombie until it exits; its callers pass adopt=False."""
+    if sys.platform.startswith("linux"):
         import ctypes
 
         with contextlib.suppress(OSError, AttributeError):
@@ -171,15 +168,22 @@ def _reap(pgid: int) -> None:
 
 
 def run_job(
-    argv: list[str], *, cwd: str, env: dict[str, str], stdout: IO[Any] | None = None
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    stdout: IO[Any] | None = None,
+    adopt: bool = True,
 ) -> tuple[int, bool]:
     """Run `argv` in a process group of its own, given the terminal while it runs if we
     are the terminal's foreground. Returns its exit code (Popen's: -N for signal N) and
     whether it left processes running (stopped since, with SIGTERM). A KeyboardInterrupt
     (Ctrl-C, SIGTERM, SIGHUP) passes its signal on to the whole group, then SIGTERM, then
     SIGKILL, and is raised again once none of the group is left; so is a Ctrl-C typed at
-    the job that ends it, as a shell running a script takes it. OSError: it cannot start."""
-    adopt_orphans()
+    the job that ends it, as a shell running a script takes it. OSError: it cannot start.
+    `adopt`: become the reaper of what it leaves (adopt_orphans)."""
+    if adopt:
+        adopt_orphans()
     terminal = _Terminal()
     proc: subprocess.Popen[Any] | None = None
     killed = True  # by a signal: what it changed on the terminal (raw mode) stays so

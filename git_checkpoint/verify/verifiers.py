@@ -84,9 +84,12 @@ def user_shell() -> str:
     return "/bin/sh"
 
 
-def run_verifier(verifier: Verifier, cwd: str) -> VerifierResult:
+def run_verifier(verifier: Verifier, cwd: str, *, adopt: bool = True) -> VerifierResult:
+    """Run one verifier in `cwd`; `adopt`: become the reaper of what it leaves
+    (procgroup.adopt_orphans), unless this process lives on."""
     started = time.monotonic()
-    adopt_orphans()
+    if adopt:
+        adopt_orphans()
     try:
         proc = subprocess.Popen(
             [user_shell(), "-c", verifier.command],
@@ -134,10 +137,12 @@ def run_verifiers(
     verifiers: tuple[Verifier, ...],
     cwd: str,
     on_result: Callable[[VerifierResult], None] | None = None,
+    *,
+    adopt: bool = True,
 ) -> list[VerifierResult]:
     results = []
     for verifier in verifiers:
-        result = run_verifier(verifier, cwd)
+        result = run_verifier(verifier, cwd, adopt=adopt)
         results.append(result)
         if on_result:
             on_result(result)

@@ -16,7 +16,8 @@ import signal
 import sys
 
 from git_checkpoint.entry.cli import main
-from git_checkpoint.fast import prescan as early
+from git_checkpoint.entry.cmdline import CommandLine
+from git_checkpoint.fast import prescan
 
 # What the product imports on first use: paid once here. A module that does not import
 # (the tree is mid-edit) is left to fail in the child, as it would in a real run.
@@ -97,9 +98,10 @@ def child(request: dict) -> None:
     if os.environ.get("FI_FS_LOG"):
         watch_fs(int(os.environ.get("FI_FS_KILL_AT") or 0), os.environ["FI_FS_LOG"])
     code = 0
-    early.start(request["argv"])  # as launch.main does: the early scan is killed too
+    cmdline = CommandLine(request["argv"])
+    early = prescan.start() if cmdline.scans_early else None  # as launch.main does
     try:
-        main(request["argv"])
+        main(cmdline, early)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # as an uncaught exception would
@@ -107,7 +109,8 @@ def child(request: dict) -> None:
 
         traceback.print_exc()
         code = 1
-    early.discard()  # as cli.exit_now does
+    if early is not None:
+        early.discard()  # as console.exit_now does
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

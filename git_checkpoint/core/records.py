@@ -1,0 +1,68 @@
+"""Small records on disk: the clock every record is stamped with, atomic replacement of
+a file, and JSON Lines (one object a line, appended whole by concurrent writers)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+
+def now() -> dt.datetime:
+    """The current time (UTC). GIT_CHECKPOINT_NOW fixes it, for tests only: an ISO 8601
+    time like 2026-01-15T12:00:00Z, or seconds since the epoch.
+    """
+    fixed = os.environ.get("GIT_CHECKPOINT_NOW", "").strip()
+    if fixed:
+        try:
+            if fixed.lstrip("@").isdigit():
+                return dt.datetime.fromtimestamp(int(fixed.lstrip("@")), dt.UTC)
+            stamp = dt.datetime.fromisoformat(fixed.replace("Z", "+00:00"))
+            return stamp.astimezone(dt.UTC) if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)
+        except (ValueError, OverflowError, OSError):
+            raise UsageError(
+                f"GIT_CHECKPOINT_NOW={fixed!r}: expected a time like 2026-01-15T12:00:00Z"
+            ) from None
+    return dt.datetime.now(dt.UTC)
+
+
+def now_iso() -> str:
+    return now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def append_json_line(path: Path, record: dict[str, Any]) -> None:
+    """One JSON object as one line; O_APPEND keeps concurrent lines whole."""
+    line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines text; other lines (torn, foreign) are skipped."""
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            out.append(event)
+    return out
+
+
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` in one rename; `durable`: on disk before the rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,145 @@
+"""`git-checkpoint-hook AGENT EVENT`: the one entry every agent and git hook calls.
+
+Every agent tool call pays for this process, so it loads only the hook path (fast/:
+the payload, the plan, the quick check); the save path is imported only when a
+checkpoint is due, on a thread while git scans. It never blocks: any problem is one
+line on stderr, exit 0, and the answer (if the agent's format wants one) that lets the
+call go on. It never runs git's auto maintenance (gitcore/maintenance.py says why).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core import preload
+from ..core.text import one_line
+from ..fast import hook
+
+# An agent's tool call waits at most this long for another git-checkpoint (a restore, a
+# `run` between attempts) before it goes on without a checkpoint.
+LOCK_WAIT = 2.0
+# What a save loads, imported while the quick check's git scans.
+SAVE_MODULES = tuple(
+    f"{__package__.rpartition('.')[0]}.{name}" for name in ("save.session", "save.quickbuild")
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    agent, event = [*args[:2], "", ""][:2]
+    try:
+        run(agent, event, list(args[2:]))
+    except hook.Skip as why:
+        if str(why):
+            _say(str(why))
+    except KeyboardInterrupt:
+        _say("interrupted; no checkpoint saved")
+    except Exception as exc:  # never a traceback, never a blocked tool call
+        _say(f"no checkpoint saved: {one_line(exc)}")
+    answer = hook.ANSWERS.get((agent, event))
+    out = sys.stdout
+    if answer is not None and out is not None:
+        try:
+            out.write(answer + "\n")
+            out.flush()
+        except (OSError, ValueError):  # nobody listens: make the flush at exit harmless too
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+            except (OSError, ValueError):
+                pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)  # no interpreter teardown: everything is closed and flushed by now
+
+
+def run(agent: str, event: str, rest: list[str]) -> None:
+    hook.check_call(agent, event)
+    if os.environ.get(hook.GUARD):
+        return  # a save of ours is running git: never save from inside it
+    if agent == "git":
+        if event == "pre-push":
+            _push_with_branch(rest)
+            return
+        due = hook.git_plan(event, rest)
+    else:
+        due = hook.agent_plan(agent, event, hook.read_payload(), _parse_patterns)
+    if due is not None:
+        save(*due)
+
+
+def _parse_patterns(data: bytes) -> tuple[list[str], list[str]]:
+    from ..config.parse import hook_patterns  # only when the file changed
+
+    return hook_patterns(data)
+
+
+def _push_with_branch(rest: list[str]) -> None:
+    """pre-push: with checkpoint.pushWithBranch, the pushed branches' checkpoints go too,
+    through the same push as `git checkpoint push REMOTE --task T…`."""
+    from ..app import push
+    from ..app.context import load_context
+    from ..core.errors import CheckpointError
+    from ..install.git_hooks import tasks_pushed_with
+
+    os.environ[hook.GUARD] = "1"  # that push runs git push: its pre-push must not recurse
+    refs = sys.stdin.read().splitlines() if sys.stdin is not None else []
+    remote = rest[0] if rest else ""
+    try:
+        tasks = tasks_pushed_with(os.getcwd(), remote, refs)
+        if not tasks:
+            return
+        result = push.run(
+            load_context(),
+            remote,
+            names=(),
+            tasks=tuple(tasks),
+            all_tasks=False,
+            as_name=None,
+            allow_secrets=False,
+            progress=lambda line: None,
+        )
+    except CheckpointError as exc:
+        raise hook.Skip(f"checkpoints not pushed with the branch: {one_line(exc)}") from None
+    except Exception as exc:
+        raise hook.Skip(one_line(exc)) from None
+    said = result.lines()
+    if said:
+        _say(said[0])
+
+
+def save(cwd: str, message: str) -> None:
+    """An automatic checkpoint of `cwd`'s workspace, unless it equals the task's latest."""
+    os.environ[hook.GUARD] = "1"  # git children of this save must not fire our hooks again
+    name = auto_save(cwd, message)
+    if name is not None:
+        _say(f"checkpoint saved: {name} ({message})")
+
+
+def auto_save(cwd: str, message: str) -> str | None:
+    """The quick check, then (when something changed) the one save sequence, as every
+    hook saves; the new checkpoint's name, or None when nothing changed."""
+    from ..fast.quickcheck import check
+
+    found = check(cwd, while_scanning=lambda: preload.start(*SAVE_MODULES))
+    if found is not None and found.unchanged:
+        return None  # (the process exits at once: the imports started for a save go with it)
+    preload.wait()
+    from ..save import session
+
+    return session.auto_save(cwd, message, found=found, lock_wait=LOCK_WAIT)
+
+
+def _say(line: str) -> None:
+    err = sys.stderr
+    if err is None:  # started with stderr closed
+        return
+    try:
+        err.write(f"git-checkpoint: {line}\n")
+        err.flush()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,169 @@
+"""Where a work tree's repository is, and what HEAD and a branch name, read from git's
+files without starting git: the one locator and ref reader of every path (the hook's
+quick check, the launcher's early scan, `Repo.discover`). Whatever would take git to
+answer (GIT_* variables that move the repository, a reftable, a symref) answers None,
+and the caller asks git. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .formats import ZERO_OID, is_oid
+
+# Any of these in our environment means git resolves the repository differently from a
+# walk up the folders: leave it to git.
+DISCOVERY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+
+# <git dir>/checkpoint/paths: what `rev-parse` last said of this repository (top, git
+# dir, common dir). When the walk up to `.git` finds the same, and neither config file
+# changed since, the next command asks git no more.
+PATHS_FILE = "paths"
+
+
+class Paths:
+    """A work tree's locations: its top, its git dir (index, HEAD) and the common dir
+    shared by linked worktrees (refs, objects, our state)."""
+
+    __slots__ = ("common_dir", "git_dir", "root")
+
+    def __init__(self, root: str, git_dir: str, common_dir: str) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+
+
+def find_repo(cwd: str, *, whatever_env: bool = False) -> Paths | None:
+    """The repository of `cwd` by walking up to `.git`, as git would with no GIT_* set;
+    None when unsure (the caller then asks git). `whatever_env`: walk up even when
+    GIT_* variables are set (for reading the project's own files, not for git)."""
+    if not whatever_env and any(name in os.environ for name in DISCOVERY_ENV):
+        return None
+    top = os.path.realpath(cwd)
+    while True:
+        dot = os.path.join(top, ".git")
+        if os.path.isdir(dot):
+            git_dir = os.path.realpath(dot)  # a linked .git: its real path, as git gives
+            break
+        if os.path.isfile(dot):
+            try:
+                with open(dot, encoding="utf-8") as fh:
+                    line = fh.readline().strip()
+            except (OSError, ValueError):
+                return None
+            if not line.startswith("gitdir: ") or "\0" in line:
+                return None  # (a NUL: no path git could have written; ask git)
+            git_dir = os.path.realpath(os.path.join(top, line[len("gitdir: ") :]))
+            break
+        parent = os.path.dirname(top)
+        if parent == top:
+            return None
+        top = parent
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.realpath(os.path.join(git_dir, fh.read().strip()))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return None
+    return Paths(top, git_dir, common)
+
+
+def confirmed(cwd: str) -> tuple[str, str, str] | None:
+    """The repository of `cwd` as git last described it (`confirm`), when that still
+    holds: the walk up finds the same, no config file changed since, and it is ours."""
+    found = find_repo(cwd)
+    if found is None:
+        return None
+    here = os.path.realpath(cwd)
+    for inside in (found.git_dir, found.common_dir):  # no work tree there: git says so
+        if here == inside or here.startswith(inside.rstrip("/") + "/"):
+            return None
+    try:
+        with open(os.path.join(found.git_dir, "checkpoint", PATHS_FILE), encoding="utf-8") as fh:
+            said = fh.read().split("\n")
+            written = os.fstat(fh.fileno()).st_mtime_ns
+        if len(said) != 4 or said[3] or os.path.realpath(said[0]) != found.root:
+            return None
+        if [os.path.realpath(p) for p in said[1:3]] != [found.git_dir, found.common_dir]:
+            return None
+        uid = os.geteuid()  # else git refuses it (dubious ownership), and should say so
+        if os.stat(found.root).st_uid != uid or os.stat(found.git_dir).st_uid != uid:
+            return None
+        for config in (os.path.join(said[2], "config"), os.path.join(said[1], "config.worktree")):
+            try:  # core.worktree, core.bare...
+                if os.stat(config).st_mtime_ns >= written:
+                    return None
+            except FileNotFoundError:
+                pass
+    except (OSError, ValueError):
+        return None
+    return said[0], said[1], said[2]
+
+
+def confirm(lines: list[str]) -> None:
+    """Keep what rev-parse said of a repository (top, git dir, common dir): a cache,
+    and a failure to write it changes nothing."""
+    folder = os.path.join(lines[1], "checkpoint")
+    tmp = os.path.join(folder, f".{PATHS_FILE}.{os.getpid()}.tmp")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("".join(f"{line}\n" for line in lines))
+        os.replace(tmp, os.path.join(folder, PATHS_FILE))
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def object_id_or_none(text: str) -> str | None:
+    """`text` if it names an object (a full id, not the zero id), else None."""
+    return text if is_oid(text) and text != ZERO_OID else None
+
+
+def read_head(git_dir: str | os.PathLike[str]) -> str:
+    """HEAD's text as stored ("ref: refs/heads/main\\n", or a commit id); "" unreadable."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+            return fh.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return ""
+
+
+def read_ref(common_dir: str | os.PathLike[str], ref: str) -> str | None:
+    """The id the ref `ref` (refs/heads/main) names, from its loose file or packed-refs;
+    None when files do not say (unborn, reftable, a symref, a NUL: ask git)."""
+    if "\0" in ref:
+        return None
+    try:
+        with open(os.path.join(common_dir, ref), "rb") as fh:
+            return object_id_or_none(fh.read().decode("ascii", "replace").strip())
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(common_dir, "packed-refs"), "rb") as fh:
+            packed = fh.read()
+    except OSError:
+        return None
+    at = packed.find(b" " + ref.encode("utf-8", "surrogateescape") + b"\n")
+    if at < 0:
+        return None
+    return object_id_or_none(packed[packed.rfind(b"\n", 0, at) + 1 : at].decode("ascii", "replace"))
+
+
+def head_commit(common_dir: str | os.PathLike[str], head_text: str) -> str | None:
+    """HEAD's commit from files alone, given HEAD's text; None when that would take git."""
+    text = head_text.strip()
+    if text.startswith("ref: refs/heads/"):
+        return read_ref(common_dir, text[5:])
+    return object_id_or_none(text)

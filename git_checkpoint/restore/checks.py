@@ -1,0 +1,134 @@
+"""The checks a restore makes of the disk before it writes: which paths git refuses,
+whether a file on disk holds a given blob (raw bytes, else git's clean filters), whether
+a path is reached through real folders only, and the git operations in progress that
+stop a restore."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.errors import Refused
+from ..gitcore.formats import SYMLINK_MODE, object_id
+from ..gitcore.pathrules import git_refuses_path
+from ..gitcore.repo import Repo
+from ..save.overlay import looks_secret
+
+if TYPE_CHECKING:
+    from ..gitcore.catfile import Objects
+
+Entry = tuple[int, str]  # (mode, object id)
+
+
+def check_path(path: str, mode: int = 0o100644) -> None:
+    """Refuse a path git itself would refuse to check out here (absolute, `..`, `.git`)."""
+    if git_refuses_path(path, symlink=mode == SYMLINK_MODE):
+        raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")
+
+
+# An unmanaged file a restore overwrites is kept in the safety checkpoint up to this
+# size (the overlay's default limit); a bigger one (a model, a database) is refused.
+ADOPT_MAX_BYTES = 50 << 20
+
+
+def unadoptable(path: str, st: os.stat_result, adopt: bool) -> str | None:
+    """Why an unmanaged file in a restore's way cannot be kept in the safety checkpoint
+    and replaced (None: it can)."""
+    if not adopt:
+        return "the checkpoint comes from another machine"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        return "it is no file or symlink (a FIFO, a socket or a device)"
+    if looks_secret(path):
+        return "its name says it holds secrets, which are never stored"
+    if st.st_size > ADOPT_MAX_BYTES:
+        return f"it is too big to keep in the safety checkpoint ({st.st_size >> 20} MiB)"
+    return None
+
+
+def cwd_in(root: str) -> str | None:
+    """The folder this command runs in, relative to the work tree (None: outside it)."""
+    try:
+        rel = os.path.relpath(os.getcwd(), root)
+    except (OSError, ValueError):
+        return None
+    return None if rel == ".." or rel.startswith("../") else rel
+
+
+def raw_match(odb: Objects, full: Path, mode: int, entry: Entry) -> bool | None:
+    """Whether the file at `full` (of lstat mode `mode`) holds `entry`, from its raw
+    bytes; None when a regular file's bytes differ, which clean filters (autocrlf, LFS)
+    may still explain: then only git can tell.
+    """
+    if stat.S_ISLNK(mode):
+        return entry[0] == SYMLINK_MODE and odb[entry[1]].read_raw() == os.fsencode(
+            os.readlink(full)
+        )
+    if not stat.S_ISREG(mode):
+        return False
+    with open(full, "rb") as fh:
+        same = object_id(b"blob", fh.read()) == entry[1]
+    if entry[0] == SYMLINK_MODE:  # core.symlinks=false: git writes a link as a file of its text
+        return same
+    return True if same else None
+
+
+def disk_holds(repo: Repo, path: str, entry: Entry) -> bool:
+    """Whether the file at `path` holds exactly `entry` (through clean filters)."""
+    full = repo.root / path
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return False
+    matched = raw_match(repo.objects, full, st.st_mode, entry)
+    if matched is not None:
+        return matched
+    oid = repo.git("hash-object", "--path", path, "--", path).decode().strip()
+    return oid == entry[1]
+
+
+_MISSING, _OTHER, _FOLDER = 0, 1, 2
+
+
+def through_folders(root: Path, path: str, known: dict[str, int] | None = None) -> bool:
+    """Whether every folder above `path` is a real folder (no symlink to follow out); a
+    missing one ends the walk (nothing below it). `known`: what one pass over many
+    paths has already looked up (folder -> kind), as git's checkout keeps its lstat
+    cache of leading paths."""
+    known = {} if known is None else known
+    base = os.fspath(root)
+    end = path.find("/")
+    while end > 0:
+        folder = path[:end]
+        kind = known.get(folder)
+        if kind is None:
+            try:
+                kind = _FOLDER if stat.S_ISDIR(os.lstat(f"{base}/{folder}").st_mode) else _OTHER
+            except FileNotFoundError:
+                kind = _MISSING
+            known[folder] = kind
+        if kind != _FOLDER:
+            return kind == _MISSING
+        end = path.find("/", end + 1)
+    return True
+
+
+# A path in the git dir that says an operation is under way, what it is, how to end it.
+_OPERATIONS = (
+    ("MERGE_HEAD", "a merge", "git merge --continue / --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue / --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue / --abort"),
+    ("rebase-merge", "a rebase", "git rebase --continue / --abort"),
+    ("rebase-apply/applying", "a git am", "git am --continue / --abort"),
+    ("rebase-apply", "a rebase", "git rebase --continue / --abort"),
+    ("BISECT_LOG", "a bisect", "git bisect reset"),
+)
+
+
+def operation_in_progress(repo: Repo) -> str | None:
+    """The git operation this worktree is in the middle of, as a refusal message."""
+    for name, what, how in _OPERATIONS:
+        if os.path.lexists(repo.git_dir / name):
+            return f"{what} is in progress: finish or abort it first ({how})"
+    return None
