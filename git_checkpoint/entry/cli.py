@@ -8,7 +8,6 @@ stderr with the exit code design.md §7 gives them. The common forms of `save`,
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -18,16 +17,13 @@ import click
 from .. import __version__
 from ..core.interrupts import RestoreInterrupted
 from ..fast.prescan import Prescan
-from . import console
+from . import cli_setup, console
 from . import fastcli as direct
+from .cli_setup import json_option
 from .cmdline import CommandLine
 from .console import context, emit, fail, guarded, progress_printer, say_err, use_color
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def json_option(fn: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
 
 
 class _Interrupted(BaseException):
@@ -328,179 +324,10 @@ def resume(task: str | None, as_json: bool) -> int:
     return emit(cmd.run(context(), task=task), as_json)
 
 
-@cli.group()
-def task() -> None:
-    """The resumable task record."""
-
-
-@task.command(name="set")
-@click.option("--task", "name", help="Task name (default: the current branch).")
-@click.option("--hypothesis", help="The current hypothesis.")
-@click.option("--next", "next_move", help="The next safe move.")
-@json_option
-def task_set(name: str | None, hypothesis: str | None, next_move: str | None, as_json: bool) -> int:
-    """Record the hypothesis and the next safe move."""
-    from ..app import task as cmd
-
-    if hypothesis is None and next_move is None:
-        raise click.UsageError("give --hypothesis and/or --next")
-    return emit(cmd.run(context(), task=name, hypothesis=hypothesis, next_move=next_move), as_json)
-
-
-@cli.group()
-def hooks() -> None:
-    """Hooks that save before risky operations: agents, git, the shell guard."""
-
-
-def _hook_options(fn: F) -> F:
-    agents = click.Choice(["claude-code", "gemini-cli", "codex", "cursor"])
-    for option in reversed(
-        [
-            click.option("--agent", "agents", multiple=True, type=agents, help="An agent's hooks."),
-            click.option("--git", is_flag=True, help="The git hooks of this repository."),
-            click.option("--shell", is_flag=True, help="The shell guard line for your rc file."),
-            click.option("--local", is_flag=True, help="Claude Code: .claude/settings.local.json."),
-            click.option("--user", is_flag=True, help="Your own settings (~/.claude/…)."),
-            json_option,
-        ]
-    ):
-        fn = option(fn)
-    return fn
-
-
-def _hooks(action: str, as_json: bool, **flags: Any) -> int:
-    from ..app import hooks as cmd
-
-    return emit(cmd.run(action, **flags), as_json)
-
-
-@hooks.command(name="install")
-@_hook_options
-def hooks_install(as_json: bool, **flags: Any) -> int:
-    """Install hooks beside the ones already there (repeat --agent for several)."""
-    return _hooks("install", as_json, **flags)
-
-
-@hooks.command(name="uninstall")
-@_hook_options
-def hooks_uninstall(as_json: bool, **flags: Any) -> int:
-    """Take the hooks out again, putting back exactly what was there (default: all)."""
-    return _hooks("uninstall", as_json, **flags)
-
-
-@hooks.command(name="status")
-@_hook_options
-def hooks_status(as_json: bool, **flags: Any) -> int:
-    """What is installed where, and whether it is current."""
-    return _hooks("status", as_json, **flags)
-
-
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def guard(command: tuple[str, ...]) -> int:
-    """Save first when CMD is risky, then run CMD (its stdin, exit code and signals).
-
-    Usage: git checkpoint guard -- CMD… (one argument is a shell line: run by bash -c)
-    """
-    import signal
-
-    from ..app import guard as cmd
-
-    try:
-        cwd = os.getcwd()
-    except OSError:  # a folder deleted under us: CMD may still run
-        cwd = os.environ.get("PWD", ".")
-    plan = cmd.plan(list(command), cwd)
-    for line in plan.lines():
-        say_err(f"git checkpoint: {line}")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; CMD must not inherit that
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    try:
-        os.execvp(plan.argv[0], plan.argv)
-    except FileNotFoundError:
-        say_err(f"git checkpoint guard: {plan.argv[0]}: command not found")
-        return 127
-    except OSError as exc:
-        say_err(f"git checkpoint guard: {plan.argv[0]}: {exc.strerror}")
-        return 126
-
-
-@cli.command()
-@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
-@json_option
-def demo(keep: bool, as_json: bool) -> int:
-    """Run the whole loop in a temporary repository and print the real log."""
-    from ..app import demo as cmd
-
-    return emit(cmd.run(keep=keep, log=progress_printer(as_json), quiet_stdout=as_json), as_json)
-
-
-@cli.command()
-@click.option("--force", is_flag=True, help="Replace an existing file (a copy is kept).")
-@click.option(
-    "--hooks/--no-hooks",
-    "install_hooks",
-    default=None,
-    help="Install the hooks, or not, without asking (off a terminal: never asked).",
-)
-@click.option(
-    "--agent",
-    "agents",
-    multiple=True,
-    type=click.Choice(["claude-code", "gemini-cli", "codex", "cursor"]),
-    help="An agent whose hooks to install (default: those the project has a folder for).",
-)
-@json_option
-def init(force: bool, install_hooks: bool | None, agents: tuple[str, ...], as_json: bool) -> int:
-    """Write a commented .checkpoint.yaml at the work-tree root; offer to install hooks.
-
-    The project's test command becomes the verifier when the root makes it plain. An
-    existing .checkpoint.yaml is refused (exit 3); --force replaces it and keeps a copy
-    in .git/checkpoint/init/.
-    """
-    from ..app import init as cmd
-
-    def ask(command: str) -> bool:
-        return click.confirm(f"install the hooks now ({command})?", default=False, err=True)
-
-    terminal = all(s is not None and s.isatty() for s in (sys.stdin, sys.stdout))
-    result = cmd.run(
-        force=force,
-        install_hooks=install_hooks,
-        agents=agents,
-        ask=ask if terminal and not as_json else None,
-    )
-    return emit(result, as_json)
-
-
-@cli.command()
-@json_option
-def doctor(as_json: bool) -> int:
-    """Check the setup, then a save/restore/undo round trip in a temporary worktree."""
-    from ..app import doctor as cmd
-
-    return emit(cmd.run(), as_json)
-
-
-@cli.command()
-def mcp() -> int:
-    """Serve the commands as Model Context Protocol tools over stdio (extra: [mcp])."""
-    import importlib.util
-
-    from ..core.errors import UsageError
-
-    if importlib.util.find_spec("mcp") is None:
-        raise UsageError(
-            "the MCP server needs the mcp extra: pip install 'git-checkpoint[mcp]' "
-            f"(into {sys.prefix})"
-        )
-    from .mcp_server import serve
-
-    serve()
-    return 0
+for command in (cli_setup.task, cli_setup.hooks, cli_setup.guard, cli_setup.demo):
+    cli.add_command(command)
+for command in (cli_setup.init, cli_setup.doctor, cli_setup.mcp):
+    cli.add_command(command)
 
 
 def main(cmdline: CommandLine | None = None, prescan: Prescan | None = None) -> None:

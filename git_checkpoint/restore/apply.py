@@ -26,9 +26,9 @@ from pathlib import Path
 from ..core.errors import GitFailed, Refused
 from ..fast import quickstate
 from ..gitcore import indexfile
-from ..gitcore.formats import EMPTY_BLOB, ZERO_OID
+from ..gitcore.formats import EMPTY_BLOB, EXECUTABLE_MODE, FILE_MODE, ZERO_OID
 from ..gitcore.repo import Repo, concurrently, nul_list
-from ..save.capture import MARK_OPTIONS
+from ..save.staged import MARK_OPTIONS
 from .checks import Entry, cwd_in, disk_holds, raw_match, through_folders
 from .plan import Plan, TreeView, Write
 
@@ -195,7 +195,7 @@ def _write_in_place(
     except IsADirectoryError:
         outcome.left[write.path] = "a folder appeared there during the restore"
         return None
-    mode = 0o777 if write.mode == 0o100755 else 0o666
+    mode = 0o777 if write.mode == EXECUTABLE_MODE else 0o666
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except FileExistsError:
@@ -417,4 +417,4 @@ def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
 
 
 def _placeholder(entry: Entry | None) -> bool:
-    return entry is not None and entry[1] == EMPTY_BLOB and entry[0] in (0o100644, 0o100755)
+    return entry is not None and entry[1] == EMPTY_BLOB and entry[0] in (FILE_MODE, EXECUTABLE_MODE)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import Refused
-from ..gitcore.formats import SYMLINK_MODE, object_id
+from ..gitcore.formats import FILE_MODE, SYMLINK_MODE, object_id
 from ..gitcore.pathrules import git_refuses_path
 from ..gitcore.repo import Repo
 from ..save.overlay import looks_secret
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 Entry = tuple[int, str]  # (mode, object id)
 
 
-def check_path(path: str, mode: int = 0o100644) -> None:
+def check_path(path: str, mode: int = FILE_MODE) -> None:
     """Refuse a path git itself would refuse to check out here (absolute, `..`, `.git`)."""
     if git_refuses_path(path, symlink=mode == SYMLINK_MODE):
         raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.model import CONFIG_NAME
 from ..core.errors import GitFailed, Refused
 from ..gitcore.catfile import Tree
-from ..gitcore.formats import GITLINK_MODE, SYMLINK_MODE
+from ..gitcore.formats import EXECUTABLE_MODE, FILE_MODE, GITLINK_MODE, SYMLINK_MODE, TREE_MODE
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot
 from ..save.graft import is_attributes
@@ -29,9 +29,6 @@ from .checks import Entry, check_path, cwd_in, disk_holds, unadoptable
 
 if TYPE_CHECKING:
     from ..gitcore.catfile import Objects
-
-SYMLINK = SYMLINK_MODE
-GITLINK = GITLINK_MODE
 
 
 @dataclass(frozen=True)
@@ -63,7 +60,7 @@ class Plan:
 
 
 def _tree_key(name: bytes, mode: int) -> bytes:
-    return name + b"/" if mode == 0o040000 else name
+    return name + b"/" if mode == TREE_MODE else name
 
 
 def _entries(odb: Objects, tree_id: str) -> list[tuple[bytes, int, str]]:
@@ -83,7 +80,7 @@ def check_tree(odb: Objects, tree_id: str | None, against: str | None = None) ->
         return
     known = {}
     if against is not None:
-        known = {name: oid for name, mode, oid in _entries(odb, against) if mode == 0o040000}
+        known = {name: oid for name, mode, oid in _entries(odb, against) if mode == TREE_MODE}
     previous = b""
     names: set[bytes] = set()
     for name, mode, oid in _entries(odb, tree_id):
@@ -93,7 +90,7 @@ def check_tree(odb: Objects, tree_id: str | None, against: str | None = None) ->
             raise Refused(f"unsafe checkpoint: tree {tree_id[:12]} has {shown!r} out of order")
         names.add(name)
         previous = key
-        if mode == 0o040000:
+        if mode == TREE_MODE:
             check_tree(odb, oid, known.get(name))
 
 
@@ -116,7 +113,7 @@ class TreeView:
     def walk(self, tree: Any, prefix: str, out: dict[str, Entry]) -> None:
         for entry in tree:
             path = f"{prefix}{entry.name}"
-            if entry.filemode == 0o040000:
+            if entry.filemode == TREE_MODE:
                 self.walk(self.odb[entry.id], f"{path}/", out)
             else:
                 out[path] = (int(entry.filemode), str(entry.id))
@@ -133,7 +130,7 @@ class TreeView:
 
     def get(self, path: str) -> Entry | None:
         found = self.blobs[path] if path in self.blobs else self.tracked(path)
-        if found is None or found[0] == 0o040000:
+        if found is None or found[0] == TREE_MODE:
             return self.overlay.get(path)
         return found
 
@@ -219,7 +216,7 @@ def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
         then.walk(repo.objects[index_tree], "", staged)
     for path in [*tracked, *then.overlay, *staged]:
         check_path(path)
-    links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK}
+    links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK_MODE}
     for path in then.overlay:
         parts = path.split("/")
         parents = {"/".join(parts[:i]) for i in range(1, len(parts))}
@@ -246,12 +243,12 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         index_diff = _changes(repo, current.index_tree, target_index)
         index_paths = set(index_diff)
     for path in sorted(candidates | index_paths | set(then.overlay)):
-        check_path(path, (then.get(path) or (0o100644,))[0])
+        check_path(path, (then.get(path) or (FILE_MODE,))[0])
     for path in then.overlay:
         if then.tracked(path) is not None:
             raise Refused(f"unsafe checkpoint: {path!r} is both tracked and untracked")
     config_entry = then.get(CONFIG_NAME)
-    if config_entry is not None and config_entry[0] not in (0o100644, 0o100755):
+    if config_entry is not None and config_entry[0] not in (FILE_MODE, EXECUTABLE_MODE):
         raise Refused(f"unsafe checkpoint: its {CONFIG_NAME} is not a regular file")
 
     writes: list[Write] = []
@@ -262,9 +259,9 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         if before == after:
             continue
         if after is None:
-            if before is not None and before[0] != GITLINK:
+            if before is not None and before[0] != GITLINK_MODE:
                 removes.append(path)
-        elif after[0] == GITLINK:
+        elif after[0] == GITLINK_MODE:
             gitlinks.append((path, after))
         else:
             writes.append(Write(path, after[0], after[1]))
@@ -284,7 +281,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         index_tree=target_index,
         writes=tuple(writes),
         removes=tuple(removes),
-        index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != 0o040000),
+        index_changes=tuple(c for c in index_changes if c[1] is None or c[1][0] != TREE_MODE),
         marks=tuple((p, m) for p, m in current.flagged if wanted_index.tracked(p) is not None),
         intent_to_add=tuple(p for p in then_ita if p not in current.intent_to_add),
         intent_gone=tuple(p for p in gone_ita if p not in current.intent_to_add),
@@ -304,12 +301,12 @@ def _under_removed(
     writing = {w.path for w in writes}
     for path in removes:
         found = then.tracked(path)
-        if found is None or found[0] != 0o040000:
+        if found is None or found[0] != TREE_MODE:
             continue
         below: dict[str, Entry] = {}
         then.walk(then.odb[found[1]], f"{path}/", below)
         for child, (mode, oid) in sorted(below.items()):
-            if child not in writing and mode != GITLINK:
+            if child not in writing and mode != GITLINK_MODE:
                 check_path(child, mode)
                 out.append(Write(child, mode, oid))
     return out
@@ -390,7 +387,7 @@ def check_writes(
         # A folder of W is no symlink there, nor in the overlay (plan_restore refuses
         # an overlay path W holds): only the others are looked up.
         entry = None if folder in in_w else then.get(folder)
-        if entry is not None and entry[0] == SYMLINK:
+        if entry is not None and entry[0] == SYMLINK_MODE:
             raise Refused(
                 f"unsafe checkpoint: {path!r} would be written through symlink {folder!r}"
             )
@@ -432,7 +429,7 @@ def check_writes(
             )
             unmanaged = [p for p in inside if p not in removing]
             if unmanaged or now.get(write.path) is not None:
-                what = "submodule" if (now.get(write.path) or (0,))[0] == GITLINK else "folder"
+                what = "submodule" if (now.get(write.path) or (0,))[0] == GITLINK_MODE else "folder"
                 raise Refused(
                     f"restore would replace the {what} {write.path!r}, which holds files "
                     f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from ..core.errors import GitFailed, Refused
 from ..gitcore.catfile import Blob
+from ..gitcore.formats import EXECUTABLE_MODE, FILE_MODE, SYMLINK_MODE
 from ..gitcore.repo import Repo, nul_list
 from ..gitcore.spawn import empty_folder
 from ..save.graft import is_attributes
-from .plan import SYMLINK, Write, under_rules
+from .plan import Write, under_rules
 
 STAGING = "staging"  # under <git dir>/checkpoint/: kept from one restore to the next
 
@@ -60,7 +61,7 @@ def staged(repo: Repo, writes: Iterable[Write], rules: Iterable[str] = ()) -> It
     _empty(stage)
     out: Stage = {}
     try:
-        files = [w for w in writes if w.mode != SYMLINK]
+        files = [w for w in writes if w.mode != SYMLINK_MODE]
         at = {write.path: os.fspath(stage / str(n)) for n, write in enumerate(writes)}
         out.update(at)
         rules = list(rules)
@@ -69,13 +70,13 @@ def staged(repo: Repo, writes: Iterable[Write], rules: Iterable[str] = ()) -> It
         if later:
             _stream_raw(repo, later, out)
         _spill_unless_room(repo.root, files, out, at)
-        links = [w for w in writes if w.mode == SYMLINK]
+        links = [w for w in writes if w.mode == SYMLINK_MODE]
         as_files = bool(links) and not _symlinks_on(repo)
         for write in links:
             target = _link_target(repo, write)
             staged_at = _at(out, write.path)
             if as_files:  # core.symlinks false: git writes the link text as a file
-                _write_staged(staged_at, 0o100644, [target])
+                _write_staged(staged_at, FILE_MODE, [target])
             else:
                 os.symlink(target, os.fsencode(staged_at))
         yield out
@@ -200,7 +201,9 @@ def _stream_raw(repo: Repo, writes: list[Write], out: Stage) -> None:
 
 def _write_staged(path: str, mode: int, chunks: Iterable[bytes]) -> None:
     """A new file, executable as git makes it (0777 less the umask) or not (0666)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if mode == 0o100755 else 0o666)
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if mode == EXECUTABLE_MODE else 0o666
+    )
     with os.fdopen(fd, "wb") as fh:
         for chunk in chunks:
             fh.write(chunk)
@@ -212,7 +215,7 @@ def restage(repo: Repo, stage: Stage, writes: Iterable[Write], rules: Iterable[s
     and written its `.gitattributes` files (`rules`), the files it writes below them are
     checked out again into the staging folder, now under the rules that stay (git's own
     filters, run from the top of the work tree), before any of them is written."""
-    again = [w for w in writes if w.mode != SYMLINK and under_rules(w.path, rules)]
+    again = [w for w in writes if w.mode != SYMLINK_MODE and under_rules(w.path, rules)]
     if not again:
         return
     listing = b"".join(

@@ -11,8 +11,9 @@ from ..core.errors import UsageError
 from ..fast.prescan import Prescan
 from ..gitcore.repo import Repo
 from ..storage.journal import RestoreRecord, read_journal, restore_records, set_journal_aside
+from .carry import recorded
 from .report import RestoreReport
-from .run import recorded, restore_to
+from .run import restore_to
 
 
 def _last_record(repo: Repo, task: str | None) -> RestoreRecord:

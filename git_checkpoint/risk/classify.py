@@ -23,17 +23,34 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from .programs import judge
 from .shellwords import UNKNOWN, ShellSyntaxError, Token, tokenize
 from .tables import program_name, show
 
 
-@dataclass(frozen=True)
 class Verdict:
-    risky: bool
-    reason: str  # e.g. "git reset --hard discards changes", "rm removes files", "" when harmless
+    """Whether a command line is risky, and why (e.g. "git reset --hard discards
+    changes", "rm removes files"; "" when harmless). A plain class: the hook path does
+    not load dataclasses."""
+
+    __slots__ = ("reason", "risky")
+
+    def __init__(self, risky: bool, reason: str) -> None:
+        self.risky = risky
+        self.reason = reason
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Verdict) and (self.risky, self.reason) == (
+            other.risky,
+            other.reason,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.risky, self.reason))
+
+    def __repr__(self) -> str:
+        return f"Verdict(risky={self.risky!r}, reason={self.reason!r})"
 
 
 def classify(

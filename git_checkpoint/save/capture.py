@@ -8,7 +8,6 @@ form the overlay (overlay.py). The user's index and work tree are never written.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 from collections.abc import Iterator
@@ -20,9 +19,9 @@ from ..core.errors import GitFailed, Refused
 from ..fast import quickstate
 from ..fast.prescan import Early, Prescan
 from ..fast.quickstate import include_argv
-from ..gitcore.formats import FLAGGED_ARGV, GITLINK, Scan, nul_split, parse_status
-from ..gitcore.repo import Repo, concurrently, nul_list
-from ..gitcore.scan import scan, stage
+from ..gitcore.formats import GITLINK, Scan, nul_split, parse_status
+from ..gitcore.repo import Repo, concurrently
+from ..gitcore.scan import scan
 from ..gitcore.spawn import Spawned
 from . import graft, keep
 from .overlay import (
@@ -32,10 +31,15 @@ from .overlay import (
     overlay_tree,
     split_overlay,
 )
-
-# Above this many changed paths, one whole `add -u` (stat only: the scan refreshed the
-# index) beats matching that many pathspecs against every entry.
-STAGE_PATHS_MAX = 500
+from .staged import (
+    TrackedTrees,
+    behind_looping_links,
+    flagged_entries,
+    intent_to_add,
+    marks,
+    sparse_option,
+    staged_capture,
+)
 
 
 @dataclass(frozen=True)
@@ -111,98 +115,6 @@ class _FastCapture:
     changed_stats: dict[str, list[int] | None]
     include_seen: list[str]
     ahead: Ahead | None
-
-
-def _intent_to_add(repo: Repo, env: dict[str, str], index_tree: str) -> list[str]:
-    """`git add -N` entries, which git shows as added in the work tree (or as deleted
-    when the file is gone, told from a real deletion by their absence from the index
-    tree). Only an index of version 3 or later can hold them, so the common version-2
-    index costs nothing here.
-    """
-    try:
-        with open(env["GIT_INDEX_FILE"], "rb") as fh:
-            header = fh.read(8)
-    except FileNotFoundError:  # no index yet
-        return []
-    if len(header) < 8 or int.from_bytes(header[4:8], "big") < 3:
-        return []
-    listed = repo.git_lines("diff-files", "-z", "--name-status", "--diff-filter=AD", env=env)
-    pairs = list(zip(listed[::2], listed[1::2], strict=True))
-    added = [path for status, path in pairs if status == "A"]
-    gone = [path for status, path in pairs if status == "D"]
-    if gone:  # an intent-to-add entry whose file was removed: in no index tree
-        in_tree = set(
-            repo.git_lines(
-                "ls-tree", "-r", "-z", "--name-only", "--full-tree", index_tree, "--", *gone
-            )
-        )
-        added += [p for p in gone if p not in in_tree]
-    return added
-
-
-MARK_OPTIONS = (("h", "assume-unchanged"), ("S", "skip-worktree"))
-
-
-def _flagged(repo: Repo, env: dict[str, str]) -> dict[str, str]:
-    """Index entries marked assume-unchanged or skip-worktree: path -> marks ("h", "S"
-    or both). Neither `status` nor `add -u` looks at their files."""
-    return _marks(repo.git(*FLAGGED_ARGV, env=env))
-
-
-def _marks(out: bytes) -> dict[str, str]:
-    """`ls-files -v -z` output: path -> marks, for the marked entries only."""
-    flagged: dict[str, str] = {}
-    if out.count(b"\0") == out.count(b"\0H ") + out.startswith(b"H "):
-        return flagged  # every entry is a plain "H": the common case, at C speed
-    for item in out.decode("utf-8", "surrogateescape").split("\0")[:-1]:
-        tag, path = item[0], item[2:]
-        marks = ("h" if tag.islower() else "") + ("S" if tag in "Ss" else "")
-        if marks:
-            flagged[path] = marks
-    return flagged
-
-
-def _capture_flagged(repo: Repo, env: dict[str, str], flagged: dict[str, str]) -> None:
-    """A flagged file that is on disk may hold edits: hash it too (in the temporary
-    index only)."""
-    present = [p for p in flagged if os.path.lexists(repo.root / p)]
-    # One mark per call: given both options at once, git 2.39 drops the entries.
-    for mark, option in MARK_OPTIONS:
-        chosen = [p for p in present if mark in flagged[p]]
-        if chosen:
-            repo.git(
-                "update-index", f"--no-{option}", "-z", "--stdin", stdin=nul_list(chosen), env=env
-            )
-    if present:
-        repo.git("update-index", "--add", "-z", "--stdin", stdin=nul_list(present), env=env)
-
-
-def _resolve_unmerged(repo: Repo, env: dict[str, str]) -> None:
-    """Stage the work tree's version of every conflicted path (or its absence), as
-    `git add` would when the user resolves it: only in the temporary index.
-    """
-    listed = repo.git_lines("ls-files", "-u", "-z", env=env)  # "mode id stage\tpath"
-    paths = sorted({item.partition("\t")[2] for item in listed})
-    repo.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_list(paths), env=env)
-
-
-def _sparse_option(repo: Repo) -> tuple[str, ...]:
-    """In a sparse checkout, `add -u` passes over tracked files outside the cone even when
-    they are on disk (git >= 2.37 clears their skip-worktree bit): `--sparse` takes them.
-    """
-    return ("--sparse",) if (repo.git_dir / "info" / "sparse-checkout").is_file() else ()
-
-
-def _stage_all(
-    repo: Repo, env: dict[str, str], sparse: tuple[str, ...], scanned: Scan | None
-) -> None:
-    """The temporary index brought to the work tree, where a graft does not serve."""
-    if scanned is None:
-        repo.git("add", "-u", *sparse, env=env)
-    elif len(scanned.changed) > STAGE_PATHS_MAX:
-        repo.git("add", "-u", env=env)
-    else:
-        stage(repo, env, scanned.changed)
 
 
 def start_listing(repo: Repo, cfg: Config) -> Listing | None:
@@ -283,7 +195,7 @@ def _capture(
             before = started.before
         else:
             before = quickstate.before_scan(repo, recording=True)
-    sparse = _sparse_option(repo)
+    sparse = sparse_option(repo)
     kept: KeptIndex | None = None
     with _scratch_indexes(repo, started, wait=bool(sparse)) as (env, tree_env):
         fast = None
@@ -306,7 +218,8 @@ def _capture(
                 before=before,
             )
         else:
-            tracked, staged_scan = _staged_capture(repo, env, sparse, allow_unmerged)
+            trees, staged_scan = staged_capture(repo, env, sparse, allow_unmerged)
+            tracked = _tracked(trees)
             facts = ScanFacts(
                 untracked=staged_scan.untracked if staged_scan is not None else None,
                 deleted=staged_scan.deleted if staged_scan is not None else (),
@@ -362,7 +275,7 @@ def _fast_capture(
         return repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
 
     outputs, seen = (
-        concurrently(lambda: started.results(_marks), list_includes) if started else (None, None)
+        concurrently(lambda: started.results(marks), list_includes) if started else (None, None)
     )
     try:
         if started is not None and outputs is not None and seen is not None:
@@ -373,7 +286,7 @@ def _fast_capture(
             scanned, index_tree, flagged, seen = concurrently(
                 lambda: scan(repo, Path(env["GIT_INDEX_FILE"])),
                 lambda: repo.git("write-tree", env=tree_env).decode().strip(),
-                lambda: _flagged(repo, tree_env),
+                lambda: flagged_entries(repo, tree_env),
                 list_includes,
             )
     except GitFailed as exc:
@@ -382,8 +295,8 @@ def _fast_capture(
         raise
     if flagged or scanned.unmerged:
         return None
-    scanned = _behind_looping_links(repo, index_tree, scanned, seen)
-    intent_to_add = _intent_to_add(repo, tree_env, index_tree)
+    scanned = behind_looping_links(repo, index_tree, scanned, seen)
+    added = intent_to_add(repo, tree_env, index_tree)
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
     worktree_tree, hashed = concurrently(
         lambda: graft.graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
@@ -391,51 +304,8 @@ def _fast_capture(
     )
     if worktree_tree is None:
         return None
-    tracked = _tracked(worktree_tree, index_tree, {}, intent_to_add)
+    tracked = _tracked(TrackedTrees(worktree_tree, index_tree, {}, added))
     return _FastCapture(tracked, scanned, changed_stats, seen, hashed)
-
-
-def _behind_looping_links(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> Scan:
-    """`scanned` with the tracked files below a symlink that loops (`d/a -> a`, where a
-    tracked folder was) counted as gone, as git counts them below any other symlink:
-    status meets ELOOP there, says so on stderr and skips them, so the snapshot would
-    keep their index entries (beside the link, when the link is saved: a checkpoint no
-    restore accepts)."""
-    gone = looping_entries(repo, index_tree, scanned, seen)
-    gone = [p for p in gone if p not in scanned.modes]
-    return scanned.with_gone(gone) if gone else scanned
-
-
-def looping_entries(repo: Repo, index_tree: str, scanned: Scan, seen: list[str]) -> list[str]:
-    """Tracked paths that a symlink looping above them hides: the ones status named on
-    stderr (in any language: a line starting with the path, which lstat finds looping),
-    and those below an untracked or included symlink that loops (a caller's status may
-    not have kept its stderr)."""
-    found: set[str] = set()
-    for line in scanned.errors.decode("utf-8", "surrogateescape").splitlines():
-        at = line.find(": ")
-        while at > 0:
-            if loops_at(repo, line[:at]):
-                found.add(line[:at])
-                break
-            at = line.find(": ", at + 1)
-    links = [p for p in [*scanned.untracked, *seen] if not p.endswith("/") and loops_at(repo, p)]
-    if links:
-        argv = ["ls-tree", "-r", "-z", "--name-only", index_tree, "--", *links]
-        below = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"})
-        inside = tuple(f"{q}/" for q in links)
-        found.update(p for p in below if p.startswith(inside))
-    return sorted(found)
-
-
-def loops_at(repo: Repo, path: str) -> bool:
-    """Whether looking at `path` meets a symlink that loops (ELOOP)."""
-    full = os.path.join(repo.root, path)
-    try:
-        os.stat(full)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
 
 
 def _overlay_ahead(
@@ -453,52 +323,20 @@ def _overlay_ahead(
     return Ahead(tuple(files), stats, overlay_tree(repo, files), size)
 
 
-def _staged_capture(
-    repo: Repo, env: dict[str, str], sparse: tuple[str, ...], allow_unmerged: bool
-) -> tuple[Snapshot, Scan | None]:
-    """W by `add -u` + `write-tree` on the copy of the index."""
-    try:
-        index_tree = repo.git("write-tree", env=env).decode().strip()
-    except GitFailed as exc:
-        if "unmerged" not in exc.stderr and "merge" not in exc.stderr:
-            raise
-        if not allow_unmerged:
-            raise Refused(
-                "the index has unmerged paths (a conflicted merge, rebase or stash pop): "
-                "resolve them and `git add` them (or abort the operation), then try again"
-            ) from None
-        _resolve_unmerged(repo, env)
-        index_tree = repo.git("write-tree", env=env).decode().strip()
-    intent_to_add = _intent_to_add(repo, env, index_tree)
-    flagged = _flagged(repo, env)
-    scanned = None if sparse else scan(repo, Path(env["GIT_INDEX_FILE"]))
-    _stage_all(repo, env, sparse, scanned)
-    _capture_flagged(repo, env, flagged)
-    if scanned is not None:  # what add -u skips as status does: below a looping link
-        hidden = looping_entries(repo, index_tree, scanned, [])
-        if hidden:
-            argv = ["update-index", "--force-remove", "-z", "--stdin"]
-            repo.git(*argv, stdin=nul_list(hidden), env=env)
-    worktree_tree = repo.git("write-tree", env=env).decode().strip()
-    return _tracked(worktree_tree, index_tree, flagged, intent_to_add), scanned
-
-
-def _tracked(
-    worktree_tree: str, index_tree: str, flagged: dict[str, str], intent_to_add: list[str]
-) -> Snapshot:
+def _tracked(trees: TrackedTrees) -> Snapshot:
     """A snapshot of the tracked files (finish_snapshot adds the overlay)."""
     return Snapshot(
         base=None,
         branch=None,
-        worktree_tree=worktree_tree,
-        index_tree=index_tree,
+        worktree_tree=trees.worktree_tree,
+        index_tree=trees.index_tree,
         overlay_tree=None,
         overlay_files=(),
         overlay_bytes=0,
         secrets_left_out=(),
         nested_repos_left_out=(),
-        flagged=tuple(flagged.items()),
-        intent_to_add=tuple(intent_to_add),
+        flagged=tuple(trees.flagged.items()),
+        intent_to_add=tuple(trees.intent_to_add),
     )
 
 
