@@ -11,10 +11,9 @@ import shlex
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..core.errors import CheckpointError
-from ..core.text import clip
 from ..fast.hook import GUARD  # set while the guard saves: git hooks under it do not save
 
 # A guard waits this long at most for another git-checkpoint's lock, then lets CMD run.
@@ -27,25 +26,22 @@ class GuardPlan:
     line: str  # CMD as one shell line
     risky: bool
     reason: str
-    saved: str | None = None  # the checkpoint saved first, if any
-    problem: str | None = None  # why no checkpoint could be saved
+    said: list[str] = field(default_factory=list)  # what the saves before CMD say
 
     def lines(self) -> list[str]:
-        if self.problem:
-            return [f"no checkpoint saved ({self.problem}); running it anyway"]
-        if self.saved:
-            return [f"checkpoint saved: {self.saved} (before: {clip(self.line)})"]
-        return []
+        return self.said
 
 
 def plan(command: list[str], cwd: str) -> GuardPlan:
-    """Classify CMD and, when it is risky, save; never raise for a checkpoint problem."""
+    """Classify CMD and, when it is risky, save each repository it reaches; never raise
+    for a checkpoint problem."""
     if len(command) == 1:  # one argument: a shell line, as `sh -c` would take it
         line = command[0]
         argv = [shutil.which("bash") or "/bin/sh", "-c", line]
     else:
         line, argv = shlex.join(command), list(command)
     from ..config.parse import hook_patterns
+    from ..fast.hook import reached
     from ..fast.patterns import configured_patterns
     from ..risk.classify import classify
 
@@ -59,36 +55,38 @@ def plan(command: list[str], cwd: str) -> GuardPlan:
     result = GuardPlan(argv=argv, line=line, risky=verdict.risky, reason=verdict.reason)
     if not verdict.risky or os.environ.get(GUARD):
         return result
+    folders, named = reached(verdict.where, cwd)
+    said: list[str] = []
+    with _stdin_kept_for_cmd(), _hooks_quiet():
+        for folder in folders:
+            said += _save(folder, f"before: {line}", f" in {folder}" if named else "")
+    return replace(result, said=said)
+
+
+def _save(cwd: str, message: str, where: str) -> list[str]:
+    """An auto-save, deduplicated (the quick check, then the one save sequence), and
+    what to say of it: the checkpoint saved, what it newly left out, or the problem."""
+    from ..fast.quickcheck import check
+    from ..save.session import auto_save, left_out_line
+
     try:
-        with _stdin_kept_for_cmd(), _hooks_quiet():
-            saved = _save(cwd, f"before: {clip(line)}")
+        found = check(cwd)
+        if found is not None and found.unchanged:
+            return []
+        saved = auto_save(cwd, message, found=found, lock_wait=LOCK_WAIT, maintain=True)
     except CheckpointError as exc:
-        return replace(result, problem=str(exc))
+        return [f"no checkpoint saved{where} ({exc}); running it anyway"]
     except Exception as exc:
-        return replace(result, problem=f"{type(exc).__name__}: {exc}")
-    return replace(result, saved=saved)
-
-
-def _save(cwd: str, message: str) -> str | None:
-    """An auto-save, deduplicated: the fast unchanged check, then the full save."""
-    from ..fast.quickcheck import quick_unchanged
-
-    if quick_unchanged(cwd):
-        return None
-    from .context import load_context
-    from .save import run as save
-
-    ctx = load_context(cwd)
-    config = replace(ctx.config, lock_timeout=min(ctx.config.lock_timeout, LOCK_WAIT))
-    outcome = save(
-        replace(ctx, config=config),
-        task=None,
-        message=message,
-        hypothesis=None,
-        next_move=None,
-        auto=True,
-    )
-    return outcome.checkpoint_id if outcome.created else None
+        return [f"no checkpoint saved{where} ({type(exc).__name__}: {exc}); running it anyway"]
+    said = []
+    if saved.config_problem:  # (said once, as the hooks say it)
+        said.append(f"warning: {saved.config_problem}; saving with the default settings")
+    if saved.created:
+        said.append(f"checkpoint saved: {saved.checkpoint.id}{where} ({saved.checkpoint.message})")
+    said += [f"note: {note}" for note in saved.cut]
+    if saved.newly_left_out:
+        said.append(left_out_line([o.describe() for o in saved.newly_left_out]))
+    return said
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.errors import Refused, UsageError
-from ..save.secrets import scan_checkpoints
+from ..save.secrets import Finding, scan_checkpoints
 from ..share.remotes import check_remote, push
 from ..storage.refs import Checkpoint, history, load_checkpoints, resolve
 from .context import Context
@@ -39,6 +39,29 @@ class PushResult:
 
     def warnings(self) -> list[str]:
         return [f"pushed with a secret: {f}" for f in self.secret_findings[:SHOWN]]
+
+
+def secrets_refusal(remote: str, new: list[Checkpoint], findings: list[Finding]) -> Refused:
+    """Nothing pushed, naming the checkpoints that hold a secret, with the commands that
+    get the push through: drop them (or push the others by name), allow a false
+    positive by its fingerprint, or push anyway."""
+    found = [f.describe() for f in findings]
+    more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+    holding = list(dict.fromkeys(f.checkpoint for f in findings if f.checkpoint))
+    others = [cp.name for cp in new if cp.name not in holding]
+    ways = [f"drop what holds them (git checkpoint drop {' '.join(holding)})"]
+    if others and len(others) <= 10:  # (a runnable command: every name in it)
+        ways.append(f"push the others by name (git checkpoint push {remote} {' '.join(others)})")
+    fingerprints = list(dict.fromkeys(f.fingerprint for f in findings))[:SHOWN]
+    ways.append(
+        f"a false positive: list it under secrets.allow in .checkpoint.yaml "
+        f"({', '.join(fingerprints)})"
+    )
+    ways.append("or push them anyway with --allow-secrets")
+    return Refused(
+        f"secrets found in {', '.join(holding)}, nothing pushed: "
+        f"{'; '.join(found[:SHOWN])}{more}. To push: " + "; ".join(ways)
+    )
 
 
 def _span(names: list[str]) -> str:
@@ -92,14 +115,10 @@ def run(
     allowed: list[str] = []
 
     def check_secrets(new: list[Checkpoint]) -> list[str]:
-        found = [f.describe() for f in scan_checkpoints(ctx.repo, new, ctx.config.secrets_allow)]
+        findings = scan_checkpoints(ctx.repo, new, ctx.config.secrets_allow)
+        found = [f.describe() for f in findings]
         if found and not allow_secrets and ctx.config.secrets_on_push == "block":
-            more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
-            raise Refused(
-                f"secrets found, nothing pushed: {'; '.join(found[:SHOWN])}{more}. Remove them "
-                "and save again, list false positives under secrets.allow (a path or the "
-                "fingerprint in brackets), or push with --allow-secrets"
-            )
+            raise secrets_refusal(remote, new, findings)
         allowed.extend(found)
         return found
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..save.session import SaveRequest, save_workspace
+from ..save.overlay import SECRET_NAME, LeftOut
+from ..save.session import SaveRequest, left_out_line, save_workspace
 from ..storage.refs import validate_text
 from .context import Context
 
@@ -25,11 +26,20 @@ class SaveResult:
     prune_problem: str | None = None
     secret_findings: list[str] = field(default_factory=list)  # secrets.on_save: warn
     scan_problem: str | None = None  # the warn-mode scan could not run
+    # Everything the save did not capture, and why (path, why, files, bytes).
+    left_out: list[dict[str, object]] = field(default_factory=list)
+    # The part of it no save named before (said on the normal output, once).
+    newly_left_out: list[str] = field(default_factory=list)
+    # What the save changed in the text it keeps (a secret redacted, a message cut).
+    cut: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        if not self.created:
-            return [f"unchanged since {self.checkpoint_id}"]
-        out = [f"checkpoint saved: {self.checkpoint_id}"]
+        out = [f"unchanged since {self.checkpoint_id}"]
+        if self.created:
+            out = [f"checkpoint saved: {self.checkpoint_id}"]
+        if self.newly_left_out:
+            out.append(left_out_line(self.newly_left_out))
+        out += [f"note: {note}" for note in self.cut]
         if self.pruned:
             out.append(
                 f"pruned {len(self.pruned)} by the retention policy: {', '.join(self.pruned)} "
@@ -39,17 +49,6 @@ class SaveResult:
 
     def warnings(self) -> list[str]:
         out = []
-        if self.secrets_left_out and self.say_secrets:
-            shown = ", ".join(self.secrets_left_out[:5])
-            more = (
-                f" and {len(self.secrets_left_out) - 5} more"
-                if len(self.secrets_left_out) > 5
-                else ""
-            )
-            out.append(f"left out secret-looking files: {shown}{more}")
-        if self.nested_repos_left_out:
-            shown = ", ".join(self.nested_repos_left_out[:5])
-            out.append(f"left out (nested repositories and names git cannot store): {shown}")
         if self.prune_problem:
             out.append(self.prune_problem)
         out += [f"possible secret saved: {f}" for f in self.secret_findings[:5]]
@@ -78,6 +77,10 @@ def run(
         task=name, message=message, hypothesis=hypothesis, next_move=next_move, auto=auto
     )
     saved = save_workspace(ctx.repo, ctx.config, request, prescan=ctx.prescan)
+
+    def say(item: LeftOut) -> bool:
+        return ctx.config.secrets_on_save != "ignore" or item.why != SECRET_NAME
+
     cp, snap = saved.checkpoint, saved.snapshot
     return SaveResult(
         task=name,
@@ -90,8 +93,15 @@ def run(
         secrets_left_out=list(snap.secrets_left_out),
         nested_repos_left_out=list(snap.nested_repos_left_out),
         say_secrets=ctx.config.secrets_on_save != "ignore",
+        left_out=[_recorded(o) for o in snap.left_out if say(o)],
+        newly_left_out=[o.describe() for o in saved.newly_left_out],
         pruned=saved.pruned,
         prune_problem=saved.prune_problem,
         secret_findings=saved.secret_findings,
         scan_problem=saved.scan_problem,
+        cut=list(saved.cut),
     )
+
+
+def _recorded(item: LeftOut) -> dict[str, object]:
+    return {"path": item.path, "why": item.why, "files": item.files, "bytes": item.size}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from ..core.text import escape_text, quote_path
 from ..gitcore.formats import EMPTY_TREE
+from ..save.overlay import human_size
 from ..storage.commits import overlay_paths
 from ..storage.notes import derive_status, read_events, verifier_summary
 from ..storage.refs import resolve
@@ -44,6 +45,8 @@ class ShowResult:
     overlay_files: list[str]
     patch: str | None
     manifest_only: bool = False
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # what the save did not take
+    left_out_total: int = 0
 
     def lines(self) -> list[str]:
         if self.manifest_only:
@@ -78,9 +81,25 @@ class ShowResult:
             out += [f"  {quote_path(p)}" for p in self.overlay_files[:50]]
             if len(self.overlay_files) > 50:
                 out.append(f"  … and {len(self.overlay_files) - 50} more")
+        if self.left_out_total:
+            out.append(f"left out ({self.left_out_total}):")
+            out += [f"  {_left_out(item)}" for item in self.left_out]
+            if self.left_out_total > len(self.left_out):
+                out.append(f"  … and {self.left_out_total - len(self.left_out)} more")
         if self.patch:
             out += ["", *self.patch.rstrip("\n").splitlines()]
         return out
+
+
+def _left_out(item: dict[str, Any]) -> str:
+    """One entry of a manifest's `left_out`, as the save named it (printable: it may come
+    from another machine's checkpoint)."""
+    files, size = item.get("files", 1), item.get("bytes", 0)
+    details = [f"{files} files"] if isinstance(files, int) and files > 1 else []
+    if isinstance(size, int) and size:
+        details.append(human_size(size))
+    details.append(str(item.get("why", "")))
+    return f"{quote_path(str(item.get('path', '')))} ({escape_text(', '.join(details))})"
 
 
 def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowResult:
@@ -119,4 +138,12 @@ def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowRes
         overlay_files=overlay_paths(repo, cp),
         patch=patch_text,
         manifest_only=manifest_only,
+        left_out=[e for e in cp.manifest.get("left_out") or [] if isinstance(e, dict)],
+        left_out_total=_total(cp.manifest),
     )
+
+
+def _total(manifest: dict[str, Any]) -> int:
+    listed = [e for e in manifest.get("left_out") or [] if isinstance(e, dict)]
+    total = manifest.get("left_out_total")
+    return max(len(listed), total if isinstance(total, int) else 0)

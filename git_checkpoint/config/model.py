@@ -9,17 +9,15 @@ from ..core.errors import UsageError
 
 CONFIG_NAME = ".checkpoint.yaml"
 
+# Dependency trees and tool caches by their names; a virtualenv (pyvenv.cfg), a folder
+# marked with CACHEDIR.TAG and compiled Python in __pycache__/ are recognised by what
+# they hold (save/overlay.py). Never a folder of source by its name alone: a file git
+# does not ignore below a build/, dist/ or target/ folder is work.
 DEFAULT_EXCLUDE = (
     "node_modules/",
-    ".venv/",
-    "venv/",
-    "__pycache__/",
     ".tox/",
     ".mypy_cache/",
     ".pytest_cache/",
-    "target/",
-    "dist/",
-    "build/",
 )
 
 # Untracked files that look like secrets are never captured, never touched, unless
@@ -27,7 +25,8 @@ DEFAULT_EXCLUDE = (
 # the end of the path, any other the file name. README.md lists them: keep the two equal.
 SECRET_PATTERNS = (
     # environment and tool credentials
-    ".env*",
+    ".env",
+    ".env.*",
     "*.env",
     ".netrc",
     "_netrc",
@@ -47,11 +46,9 @@ SECRET_PATTERNS = (
     "secrets.y*ml",
     "secrets.json",
     "secrets.toml",
-    # keys, certificates and key stores, with their backups
+    # keys, certificates and key stores
     "*.pem",
-    "*.pem.*",
     "*.key",
-    "*.key.*",
     "*.p12",
     "*.pfx",
     "*.jks",
@@ -64,7 +61,11 @@ SECRET_PATTERNS = (
     "id_ed25519*",
 )
 
+# Templates of secret files are saved: `.env.example` holds the names, not the values.
+SECRET_TEMPLATES = ("*.example", "*.sample", "*.template", "*.tmpl", "*.dist", ".env.defaults")
+
 PROMOTION_RULES = ("all_required_pass", "all_pass")
+OVERLAY_ON_EXCEED = ("leave_out", "refuse")
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class Config:
     retention: Retention = field(default_factory=Retention)
     overlay_max_bytes: int = 50 * 1024 * 1024
     overlay_max_files: int = 5000
+    overlay_on_exceed: str = "leave_out"  # or "refuse": the save refuses past a limit
     secrets_on_save: str = "warn"
     secrets_on_push: str = "block"
     secrets_allow: tuple[str, ...] = ()

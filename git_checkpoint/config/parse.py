@@ -21,6 +21,7 @@ from ..core.errors import UsageError
 from .model import (
     CONFIG_NAME,
     DEFAULT_EXCLUDE,
+    OVERLAY_ON_EXCEED,
     PROMOTION_RULES,
     Config,
     Retention,
@@ -254,7 +255,9 @@ def parse_config_text(text: str, path: Path) -> Config:
         changes["retention"] = r
 
     if "limits" in top:
-        keys = check.mapping(top["limits"], "limits", {"overlay_max_bytes", "overlay_max_files"})
+        keys = check.mapping(
+            top["limits"], "limits", {"overlay_max_bytes", "overlay_max_files", "on_exceed"}
+        )
         if "overlay_max_bytes" in keys:
             changes["overlay_max_bytes"] = check.size(
                 keys["overlay_max_bytes"], "limits.overlay_max_bytes"
@@ -262,6 +265,10 @@ def parse_config_text(text: str, path: Path) -> Config:
         if "overlay_max_files" in keys:
             changes["overlay_max_files"] = check.integer(
                 keys["overlay_max_files"], "limits.overlay_max_files", 1
+            )
+        if "on_exceed" in keys:
+            changes["overlay_on_exceed"] = check.choice(
+                keys["on_exceed"], "limits.on_exceed", OVERLAY_ON_EXCEED
             )
 
     if "secrets" in top:

@@ -64,3 +64,19 @@ def one_line(exc: BaseException) -> str:
     """An exception's message on one line; its type's name when it has none."""
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def kept(text: str, limit: int) -> tuple[str, str | None]:
+    """Free text as a checkpoint or a record keeps it, and what was changed (None when
+    nothing): control characters but newline and tab removed (a NUL makes a commit git
+    fsck flags), what is not UTF-8 replaced, and at most `limit` characters."""
+    text = text.replace("\r\n", "\n")
+    clean = "".join(
+        "\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c
+        for c in text
+        if c in "\n\t" or not (ord(c) < 0x20 or ord(c) == 0x7F)
+    )
+    said = "control characters removed" if clean != text else None
+    if len(clean) > limit:
+        clean, said = clean[: limit - 1] + "…", f"cut to {limit:,} characters"
+    return clean, said

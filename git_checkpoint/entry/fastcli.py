@@ -144,7 +144,7 @@ def save(
 
     from ..app import save as cmd
 
-    ctx = context(prescan=prescan)
+    ctx = context(tolerant=True, prescan=prescan)  # a broken config: the net stays on
     if include:
         # Like git pathspecs, --include paths are relative to the current folder.
         rooted = tuple(from_cwd(ctx.repo.root, p) for p in include)

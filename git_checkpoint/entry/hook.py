@@ -16,6 +16,10 @@ from ..core import preload
 from ..core.text import one_line
 from ..fast import hook
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..save.session import Saved
+
 # An agent's tool call waits at most this long for another git-checkpoint (a restore, a
 # `run` between attempts) before it goes on without a checkpoint.
 LOCK_WAIT = 2.0
@@ -69,7 +73,9 @@ def run(agent: str, event: str, rest: list[str]) -> None:
     else:
         due = hook.agent_plan(agent, event, hook.read_payload(), _parse_patterns)
     if due is not None:
-        save(*due)
+        folders, message, named = due
+        for cwd in folders:
+            save(cwd, message, named=named)
 
 
 def _parse_patterns(data: bytes) -> tuple[list[str], list[str]]:
@@ -112,17 +118,36 @@ def _push_with_branch(rest: list[str]) -> None:
         _say(said[0])
 
 
-def save(cwd: str, message: str) -> None:
-    """An automatic checkpoint of `cwd`'s workspace, unless it equals the task's latest."""
+def save(cwd: str, message: str, *, named: bool = False) -> None:
+    """An automatic checkpoint of `cwd`'s workspace, unless it equals the task's latest;
+    what it leaves out is named once (until it changes). `named`: say which repository
+    (a command that reaches more than one, or another than the call's)."""
     os.environ[hook.GUARD] = "1"  # git children of this save must not fire our hooks again
-    name = auto_save(cwd, message)
-    if name is not None:
-        _say(f"checkpoint saved: {name} ({message})")
+    saved = _auto_save(cwd, message)
+    if saved is None:
+        return
+    if saved.config_problem:
+        _say(f"warning: {saved.config_problem}; saving with the default settings")
+    if saved.created:
+        where = f" in {cwd}" if named else ""
+        _say(f"checkpoint saved: {saved.checkpoint.id}{where} ({saved.checkpoint.message})")
+    for note in saved.cut:
+        _say(f"note: {note}")
+    if saved.newly_left_out:
+        from ..save.session import left_out_line
+
+        _say(left_out_line([o.describe() for o in saved.newly_left_out]))
 
 
 def auto_save(cwd: str, message: str) -> str | None:
     """The quick check, then (when something changed) the one save sequence, as every
     hook saves; the new checkpoint's name, or None when nothing changed."""
+    saved = _auto_save(cwd, message)
+    return saved.checkpoint.id if saved is not None and saved.created else None
+
+
+def _auto_save(cwd: str, message: str) -> Saved | None:
+    """None when the quick check finds the workspace unchanged."""
     from ..fast.quickcheck import check
 
     found = check(cwd, while_scanning=lambda: preload.start(*SAVE_MODULES))

@@ -11,6 +11,7 @@ import os
 import sys
 
 from ..core.text import clip
+from ..gitcore.locate import find_repo
 
 TYPE_CHECKING = False  # typing itself is a cost on every agent tool call
 if TYPE_CHECKING:
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 
     from .patterns import Parse
 
-    Plan = tuple[str, str]  # (folder to save in, the checkpoint's message)
+    # (the folders to save in, one per repository; the checkpoint's message; whether to
+    # name them: a command that reaches other repositories than the call's own)
+    Plan = tuple[list[str], str, bool]
 
 # Set while a hook saves: git hooks fired by git processes under that save skip saving.
 GUARD = "GIT_CHECKPOINT_HOOK_ACTIVE"
@@ -33,6 +36,9 @@ ANSWERS: dict[tuple[str, str], str] = {
 }
 
 SHELL_TOOLS = {"Bash", "run_shell_command"}
+# A risky command saves each repository it reaches (`cd`, `git -C`, paths), at most this
+# many: the first ones it names.
+MAX_REPOSITORIES = 4
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch"}
 PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent", "beforeSubmitPrompt")
 EVENTS = {
@@ -72,7 +78,8 @@ def read_payload() -> dict[str, Any]:
 
 
 def agent_plan(agent: str, event: str, payload: dict[str, Any], parse: Parse) -> Plan | None:
-    """(folder to save in, message) when this call is worth a checkpoint, else None.
+    """(folders to save in, message, name them) when this call is worth a checkpoint,
+    else None.
     `parse`: how to read the project's `hooks:` patterns (fast/patterns.py)."""
     cwd = _cwd(payload)
     tool = _text(payload.get("tool_name"))
@@ -81,20 +88,23 @@ def agent_plan(agent: str, event: str, payload: dict[str, Any], parse: Parse) ->
     if event in PROMPT_EVENTS:
         prompt = _text(payload.get("prompt")).strip()
         first = prompt.splitlines()[0] if prompt else "(empty prompt)"
-        return cwd, f"before prompt: {clip(first)}"
+        return [cwd], f"before prompt: {first}", False
     if event == "beforeShellExecution":
         return _if_risky(cwd, _text(payload.get("command")), parse)
     if event == "afterFileEdit":  # Cursor has no hook before an edit: keep each edit
-        return cwd, f"after edit of {_rel(_text(payload.get('file_path')), cwd)}"
-    if tool in SHELL_TOOLS:  # Gemini CLI may run it in a `directory` below the project
-        where = os.path.join(cwd, _text(args.get("directory")))
+        return [cwd], f"after edit of {_rel(_text(payload.get('file_path')), cwd)}", False
+    if tool in SHELL_TOOLS:
+        # Gemini CLI runs it in a folder below the project: `dir_path` (0.61 on),
+        # `directory` before.
+        below = _text(args.get("dir_path")) or _text(args.get("directory"))
+        where = os.path.join(cwd, below)
         return _if_risky(where if os.path.isdir(where) else cwd, _text(args.get("command")), parse)
     if tool in EDIT_TOOLS:
         path = _text(args.get("file_path") or args.get("notebook_path") or args.get("path"))
         if tool == "apply_patch":  # Codex: the patch names its files
             path = _patched_file(_text(args.get("command")))
         target = _rel(path, cwd) if path else "files"
-        return cwd, f"before {tool} of {target}"
+        return [cwd], f"before {tool} of {target}", False
     return None  # a tool we were not asked about (a wide matcher): nothing to do
 
 
@@ -104,9 +114,9 @@ def git_plan(event: str, rest: list[str]) -> Plan | None:
     cwd = os.getcwd()  # git runs hooks at the top of the work tree
     if event == "pre-rebase":
         onto = f" onto {rest[0]}" if rest else ""
-        return cwd, f"before rebase{onto}"
+        return [cwd], f"before rebase{onto}", False
     if event == "pre-merge-commit":
-        return cwd, "before the merge commit"
+        return [cwd], "before the merge commit", False
     return None
 
 
@@ -128,7 +138,42 @@ def _if_risky(cwd: str, command: str, parse: Parse) -> Plan | None:
     verdict = classify(command, risky_patterns=risky, harmless_patterns=harmless, cwd=cwd)
     if not verdict.risky:
         return None
-    return cwd, f"before: {clip(command)}"
+    folders, named = reached(verdict.where, cwd)
+    return folders, f"before: {command}", named
+
+
+def reached(where: tuple[str, ...], cwd: str) -> tuple[list[str], bool]:
+    """The repositories a risky command reaches (repositories()), and whether to name
+    them when saving: more than one, or another than the one the call runs in."""
+    folders = repositories(where, cwd)
+    own = find_repo(cwd)
+    return folders, folders != [cwd] and (own is None or folders != [own.root])
+
+
+def repositories(where: tuple[str, ...], cwd: str) -> list[str]:
+    """The top folders of the repositories these folders and paths are in, first seen
+    first, at most MAX_REPOSITORIES; `cwd` when none is in one (the save then says
+    what is wrong there). A path that does not exist yet is in its folder's repository.
+    With GIT_DIR or GIT_WORK_TREE set, git decides where the repository is: `cwd`."""
+    found: list[str] = []
+    for path in where:
+        paths = find_repo(_existing(path))
+        if paths is not None and paths.root not in found:
+            found.append(paths.root)
+            if len(found) == MAX_REPOSITORIES:
+                break
+    return found or [cwd]
+
+
+def _existing(path: str) -> str:
+    """The deepest existing folder on the way to `path` (itself when it is one)."""
+    path = os.path.normpath(path)
+    while not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
 
 
 def _cwd(payload: dict[str, Any]) -> str:

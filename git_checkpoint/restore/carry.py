@@ -22,7 +22,7 @@ from ..gitcore.formats import ZERO_OID
 from ..gitcore.pathrules import git_refuses_path
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot
-from ..save.overlay import list_overlay_candidates, looks_secret, split_overlay
+from ..save.overlay import choose_overlay, looks_secret
 from ..storage import journal as journals
 from ..storage.commits import add_to_overlay, trees_of
 from ..storage.journal import Journal
@@ -298,8 +298,12 @@ def _uncovered(
         rules = load_config(repo.root, repo.checkpoint_config())
     except UsageError:
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
-    rules = replace(rules, exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))))
-    managed, _, _ = split_overlay(list_overlay_candidates(repo, rules), rules)
+    rules = replace(
+        rules,
+        exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))),
+        overlay_on_exceed="leave_out",  # what the limits leave out stays where it is
+    )
+    managed = choose_overlay(repo, rules, None)[0].files
     then = TreeView(repo.objects, target.worktree_tree, trees_of(repo, target)[1])
     residue = [
         p for p in managed if then.get(p) is None and now.get(p) is None and not git_refuses_path(p)

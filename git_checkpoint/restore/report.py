@@ -35,6 +35,9 @@ class RestoreReport:
     cautions: list[str] = field(default_factory=list)  # printed as warnings on stderr
     # After `restore --continue`: the safety checkpoint of the interrupted restore itself.
     before_interrupted: str | None = None
+    # The name to close with: the id alone for one of the current task's own, else the
+    # full name (a fetched `origin/main/cp_001` is not this clone's `cp_001`).
+    shown: str = ""
 
     def warnings(self) -> list[str]:
         return list(self.cautions)
@@ -78,9 +81,8 @@ class RestoreReport:
                 f"git checkpoint restore {self.before_interrupted}"
             )
         if not self.dry_run:
-            short = self.checkpoint.rsplit("/", 1)[-1]
             tail = " (but for the submodules above)" if self.submodules else ""
-            out.append(f"workspace matches {short}{tail}")
+            out.append(f"workspace matches {self.shown or self.checkpoint}{tail}")
         return out
 
 

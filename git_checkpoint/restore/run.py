@@ -25,7 +25,7 @@ from ..save.capture import Snapshot, capture_workspace
 from ..storage import journal as journals
 from ..storage.commits import Labels, store_checkpoint
 from ..storage.journal import Journal
-from ..storage.refs import SAFETY, Checkpoint
+from ..storage.refs import SAFETY, Checkpoint, current_task
 from .apply import Outcome
 from .carry import Carrying, Journaling, WriteFailed, continued, recorded
 from .checks import operation_in_progress
@@ -322,7 +322,14 @@ def _report(
         workspace_status="not checked" if dry_run else "matches",
         submodules=outcome.submodules if outcome else [],
         cautions=_cautions(target, plan),
+        shown=shown_name(repo, target),
     )
+
+
+def shown_name(repo: Repo, cp: Checkpoint) -> str:
+    """`cp_003` for one of the current task's own checkpoints, else its full name."""
+    own = cp.remote is None and cp.task == current_task(repo)
+    return cp.id if own else cp.name
 
 
 def _cautions(target: Checkpoint, plan: Plan) -> list[str]:

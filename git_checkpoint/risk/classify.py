@@ -31,14 +31,17 @@ from .tables import program_name, show
 
 class Verdict:
     """Whether a command line is risky, and why (e.g. "git reset --hard discards
-    changes", "rm removes files"; "" when harmless). A plain class: the hook path does
-    not load dataclasses."""
+    changes", "rm removes files"; "" when harmless), and `where`: the folders its risky
+    commands run in and the paths they name (absolute, first seen first), for a hook to
+    save the repositories a command reaches. A plain class: the hook path does not load
+    dataclasses."""
 
-    __slots__ = ("reason", "risky")
+    __slots__ = ("reason", "risky", "where")
 
-    def __init__(self, risky: bool, reason: str) -> None:
+    def __init__(self, risky: bool, reason: str, where: tuple[str, ...] = ()) -> None:
         self.risky = risky
         self.reason = reason
+        self.where = where
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Verdict) and (self.risky, self.reason) == (
@@ -61,7 +64,14 @@ def classify(
     cwd: str | None = None,
 ) -> Verdict:
     """Judge a shell command line. `cwd` is the folder it runs in; without it, a path's
-    existence (`> file`, `git checkout name`, `cp a b`) is unknown, and so risky."""
+    existence (`> file`, `git checkout name`, `cp a b`) is unknown, and so risky.
+
+    The cost is bounded whatever the line: one longer than MAX_LINE characters, or one
+    whose judging visits more than MAX_WORK words (wrappers nested thousands deep), is
+    not judged to the end: unsure, so risky."""
+    if len(command) > MAX_LINE:
+        size = f"{len(command) / 1024:.0f} KiB"
+        return Verdict(True, f"the command line is too long to judge ({size})", _cwds(cwd))
     ctx = Ctx(
         tuple(p for p in risky_patterns if p.strip()),
         tuple(p for p in harmless_patterns if p.strip()),
@@ -73,7 +83,14 @@ def classify(
         reason = f"cannot read the command line ({exc})"
     except Exception as exc:  # a rule's bug must not break a hook: unsure, so risky
         reason = f"cannot judge the command line ({type(exc).__name__}: {exc})"
-    return Verdict(bool(reason), reason or "")
+    if not reason:
+        return Verdict(False, "")
+    where = ctx.seen.reach or list(_cwds(cwd))
+    return Verdict(True, reason, tuple(dict.fromkeys(where)))
+
+
+def _cwds(cwd: str | None) -> tuple[str, ...]:
+    return (cwd,) if cwd else ()
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
@@ -81,6 +98,29 @@ _REDIRECTS = frozenset((">", ">|", ">>", "&>", "&>>", ">&", "<", "<<", "<<-", "<
 _CLOBBERING = frozenset((">", ">|", "&>", ">&"))
 _HARMLESS_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 MAX_DEPTH = 8
+# Longer lines are not read (tokenizing costs ~2 µs a character, and the hook answers
+# within 100 ms); an agent's commands are a few hundred characters.
+MAX_LINE = 32 * 1024
+# Words visited while judging one line: each wrapper (`env`, `sudo`, `xargs`…) judges
+# the words after it again, so `env env env …` costs the square of its length.
+MAX_WORK = 50_000
+PATH_MAX = 4096  # Linux's: no longer path names a folder a command could run in
+# The folders and paths a verdict names, at most (a hook saves the first few).
+MAX_REACH = 64
+
+
+class _Seen:
+    """What judging one line has seen so far, shared by every context it creates: the
+    functions it defines, the paths the current simple command resolved, the folders
+    and paths of its risky commands, and the work left."""
+
+    __slots__ = ("functions", "reach", "touched", "work")
+
+    def __init__(self) -> None:
+        self.functions: set[str] = set()  # their bodies were judged where defined
+        self.touched: list[str] = []
+        self.reach: list[str] = []
+        self.work = MAX_WORK
 
 
 class Ctx:
@@ -92,25 +132,34 @@ class Ctx:
         harmless: tuple[str, ...],
         cwd: str | None,
         depth: int = 0,
-        functions: set[str] | None = None,
+        seen: _Seen | None = None,
     ) -> None:
+        if cwd is not None and len(cwd) > PATH_MAX:
+            cwd = None  # no folder a command can run in: where it runs is unknown
         self.risky, self.harmless, self.cwd, self.depth = risky, harmless, cwd, depth
-        # Functions the line defines: their bodies were judged where they were defined.
-        self.functions = set() if functions is None else functions
+        self.seen = _Seen() if seen is None else seen
+
+    @property
+    def functions(self) -> set[str]:
+        return self.seen.functions
 
     def at(self, cwd: str | None) -> Ctx:
-        return Ctx(self.risky, self.harmless, cwd, self.depth, self.functions)
+        if cwd is not None:
+            self.seen.touched.append(cwd)
+        return Ctx(self.risky, self.harmless, cwd, self.depth, self.seen)
 
     def deeper(self) -> Ctx:
         if self.depth >= MAX_DEPTH:
             raise ShellSyntaxError("commands nested too deeply")
-        return Ctx(self.risky, self.harmless, self.cwd, self.depth + 1, self.functions)
+        return Ctx(self.risky, self.harmless, self.cwd, self.depth + 1, self.seen)
 
     # -- a whole line: simple commands joined by ; && || | & ( ) ---------------------------
 
     def line(self, text: str) -> str | None:
-        """The reason the first risky simple command of `text` is risky, or None."""
+        """The reason the first risky simple command of `text` is risky, or None. The
+        rest of the line is judged too: where its other risky commands act counts."""
         ctx = self.deeper()
+        first: str | None = None
         tokens = tokenize(text)
         saved_cwds: list[str | None] = []
         words: list[Token] = []
@@ -125,16 +174,14 @@ class Ctx:
                 elif tok.kind == "op" and tok.text == ")":
                     pattern = False
             elif tok.kind == "sub":
-                reason = next(filter(None, map(ctx.line, tok.subs)), None)
-                if reason:
-                    return reason
+                first = _first(first, *map(ctx.line, tok.subs))
             elif tok.kind == "word":
                 if pending is not None:
                     redirects.append((pending, tok))
                     pending = None
                 else:
                     words.append(tok)
-                if [w.text for w in words[::2]] == ["case", "in"]:  # case WORD in
+                if len(words) == 3 and (words[0].text, words[2].text) == ("case", "in"):
                     words, pattern, cases = [], True, cases + 1
             elif pending is not None:
                 raise ShellSyntaxError(f"nothing after {pending}")
@@ -144,37 +191,56 @@ class Ctx:
                 ctx.functions.add(words[0].text)  # `name()` defines a function
                 words = []
             else:
-                reason = ctx.simple(words, redirects)
-                if reason:
-                    return reason
+                first = _first(first, ctx.simple(words, redirects))
                 words, redirects = [], []
                 if tok.text in (";;", ";&", ";;&") and cases:
                     pattern = True
                 elif tok.text == "(":
                     saved_cwds.append(ctx.cwd)
                 elif tok.text == ")" and saved_cwds:
-                    ctx = ctx.at(saved_cwds.pop())
+                    ctx.cwd = saved_cwds.pop()
         if pending is not None:
             raise ShellSyntaxError(f"nothing after {pending}")
-        return ctx.simple(words, redirects)
+        return _first(first, ctx.simple(words, redirects))
 
     def simple(self, words: list[Token], redirects: list[tuple[str, Token]]) -> str | None:
-        """Judge one simple command; a harmless `cd` moves this context's folder."""
+        """Judge one simple command; a harmless `cd` moves this context's folder.
+
+        Where a risky command acts: the paths it named and the folders it moved to
+        (`git -C`), or else the folder it runs in; what commands it runs (`bash -c`,
+        `$(…)`) say for themselves."""
+        seen = self.seen
+        touched, reached = len(seen.touched), len(seen.reach)
+        cwd = self.cwd
+        reason = self._simple(words, redirects)
+        if reason and len(seen.reach) == reached:
+            named = filter(None, map(self._named_path, words[1:]))
+            where = [*seen.touched[touched:], *named] or ([cwd] if cwd is not None else [])
+            seen.reach.extend(where[: max(0, MAX_REACH - reached)])
+        del seen.touched[touched:]
+        return reason
+
+    def _named_path(self, word: Token) -> str | None:
+        """The path a word names, when it looks like one (`/b/x`, `../b`, `--out=b/x`):
+        where a command acts that does not say (`rm -rf /b/src`)."""
+        text = word.text
+        if text.startswith("-"):
+            text = text.partition("=")[2]
+        return self.path(text) if "/" in text and "://" not in text else None
+
+    def _simple(self, words: list[Token], redirects: list[tuple[str, Token]]) -> str | None:
+        first: str | None = None
         for tok in [*words, *(t for _, t in redirects)]:
-            reason = next(filter(None, map(self.line, tok.subs)), None)
-            if reason:
-                return reason
+            first = _first(first, *map(self.line, tok.subs))
         for op, target in redirects:
-            reason = self.redirect(op, target.text)
-            if reason:
-                return reason
+            first = _first(first, self.redirect(op, target.text))
         argv = [t.text for t in words]
         reason = self.argv(argv)
         if reason is None:
             self.cwd = _after_cd(argv, self.cwd)
             if argv[:1] == ["function"] and len(argv) > 1:
                 self.functions.add(argv[1])
-        return reason
+        return _first(first, reason)
 
     def redirect(self, op: str, target: str) -> str | None:
         if op not in _CLOBBERING or (op == ">&" and (target.isdigit() or target == "-")):
@@ -187,8 +253,13 @@ class Ctx:
     # -- one simple command as words ---------------------------------------------------
 
     def argv(self, argv: list[str]) -> str | None:
-        while argv and _ASSIGNMENT.match(argv[0]):
-            argv = argv[1:]
+        self.seen.work -= len(argv) + 1
+        if self.seen.work < 0:
+            raise ShellSyntaxError("too many commands within commands to judge")
+        skip = 0
+        while skip < len(argv) and _ASSIGNMENT.match(argv[skip]):
+            skip += 1
+        argv = argv[skip:] if skip else argv
         if not argv:
             return None
         if UNKNOWN in argv[0]:
@@ -212,8 +283,13 @@ class Ctx:
         if UNKNOWN in path or any(c in path for c in "*?["):
             return None
         if os.path.isabs(path):
-            return path
-        return os.path.join(self.cwd, path) if self.cwd is not None else None
+            full = path
+        elif self.cwd is None:
+            return None
+        else:
+            full = os.path.join(self.cwd, path)
+        self.seen.touched.append(full)
+        return full
 
     def exists(self, path: str) -> bool | None:
         full = self.path(path)
@@ -233,6 +309,10 @@ class Ctx:
 
 
 _CLOSE = Token("op", ")")
+
+
+def _first(*reasons: str | None) -> str | None:
+    return next(filter(None, reasons), None)
 
 
 def _scratch(path: str) -> bool:
@@ -256,16 +336,19 @@ def _matches(pattern: str, forms: list[list[str]], *, anywhere: bool) -> bool:
 
 
 def _after_cd(argv: list[str], cwd: str | None) -> str | None:
-    while argv and _ASSIGNMENT.match(argv[0]):
-        argv = argv[1:]
-    if not argv or argv[0] not in ("cd", "pushd"):
+    skip = 0
+    while skip < len(argv) and _ASSIGNMENT.match(argv[skip]):
+        skip += 1
+    if skip == len(argv) or argv[skip] not in ("cd", "pushd"):
         return cwd
-    operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    operands = [a for a in argv[skip + 1 :] if not a.startswith("-") or a == "-"]
     if not operands:
         return os.environ.get("HOME")
     target = operands[0]
     if target == "-" or UNKNOWN in target:
         return None
-    if os.path.isabs(target):
-        return os.path.normpath(target)
-    return os.path.normpath(os.path.join(cwd, target)) if cwd is not None else None
+    if not os.path.isabs(target):
+        if cwd is None:
+            return None
+        target = os.path.join(cwd, target)
+    return os.path.normpath(target) if len(target) <= PATH_MAX else None

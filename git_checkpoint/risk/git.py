@@ -85,10 +85,13 @@ def git(name: str, args: list[str], ctx: Ctx) -> str | None:
         arg = args[i]
         if arg in ("--version", "--help", "-h", "--exec-path", "--html-path", "--man-path"):
             return None
-        if arg in _GLOBAL_WITH_VALUE and i + 1 < len(args):
-            if arg == "-C":
-                ctx = ctx.at(ctx.path(args[i + 1]))
-            i += 1
+        option, eq, value = arg.partition("=")
+        if not eq and arg in _GLOBAL_WITH_VALUE and i + 1 < len(args):
+            i, value = i + 1, args[i + 1]
+        if option in ("-C", "--work-tree") and value:  # the folder of what follows
+            ctx = ctx.at(ctx.path(value))
+        elif option == "--git-dir" and value:  # a repository the command changes
+            ctx.path(value)
         i += 1
     if i == len(args):
         return None

@@ -24,13 +24,7 @@ from ..gitcore.repo import Repo, concurrently
 from ..gitcore.scan import scan
 from ..gitcore.spawn import Spawned
 from . import graft, keep
-from .overlay import (
-    check_overlay_limits,
-    exclude_args,
-    overlay_candidates,
-    overlay_tree,
-    split_overlay,
-)
+from .overlay import LeftOut, Overlay, choose_overlay, exclude_args, overlay_tree
 from .staged import (
     TrackedTrees,
     behind_looping_links,
@@ -53,6 +47,8 @@ class Snapshot:
     overlay_bytes: int
     secrets_left_out: tuple[str, ...]
     nested_repos_left_out: tuple[str, ...]
+    # Everything the save did not capture, and why (overlay.py).
+    left_out: tuple[LeftOut, ...] = ()
     # Index entries marked assume-unchanged ("h") or skip-worktree ("S"): path -> mark.
     flagged: tuple[tuple[str, str], ...] = ()
     # Entries added with `git add -N`: in W (they are tracked), not in the index tree.
@@ -91,12 +87,11 @@ class KeptIndex:
 
 @dataclass(frozen=True)
 class Ahead:
-    """The overlay hashed beside the graft (_overlay_ahead)."""
+    """The overlay chosen and hashed beside the graft (_overlay_ahead)."""
 
-    files: tuple[str, ...]
+    overlay: Overlay
     stats: dict[str, list[int] | None]  # taken before hashing them
     tree: str | None
-    size: int
 
 
 @dataclass(frozen=True)
@@ -311,16 +306,14 @@ def _fast_capture(
 def _overlay_ahead(
     repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]
 ) -> Ahead | None:
-    """finish_snapshot's overlay, hashed beside the graft; None where finish_snapshot
-    refuses (secret names under `block`), which it then does itself. Over the limits,
-    Refused as finish_snapshot would, before any file is hashed."""
-    candidates, _ = overlay_candidates(repo, cfg, untracked, seen)
-    files, secrets, _ = split_overlay(candidates, cfg)
-    if secrets and cfg.secrets_on_save == "block":
+    """finish_snapshot's overlay, chosen and hashed beside the graft; None where
+    finish_snapshot refuses (secret names under `block`), which it then does itself.
+    Over a limit under `on_exceed: refuse`, Refused before any file is hashed."""
+    overlay, _ = choose_overlay(repo, cfg, untracked, seen)
+    if overlay.secrets and cfg.secrets_on_save == "block":
         return None
-    stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
-    size = check_overlay_limits(repo.root, files, cfg)
-    return Ahead(tuple(files), stats, overlay_tree(repo, files), size)
+    stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
+    return Ahead(overlay, stats, overlay_tree(repo, overlay.files))
 
 
 def _tracked(trees: TrackedTrees) -> Snapshot:
@@ -353,31 +346,30 @@ def finish_snapshot(
     """Add the overlay to a snapshot of the tracked files. `kept`: the temporary index to
     hand to the quick check (save/keep.py); `prior`: the last save's overlay, reused when
     the same files are there with the same stat data; `ahead`: the overlay hashed
-    already (_overlay_ahead), used when it holds the same files."""
-    candidates, include_seen = overlay_candidates(repo, cfg, facts.untracked, facts.include_seen)
-    files, secrets, nested = split_overlay(candidates, cfg)
-    if secrets and cfg.secrets_on_save == "block":
-        keep.discard_path(kept.path if kept else None)
-        raise Refused(
-            f"secret-looking untracked files: {', '.join(secrets[:5])}; "
-            "move them, or list them under secrets.allow"
-        )
+    already (_overlay_ahead) from the same scan."""
     before = facts.before
-    if ahead is not None and ahead.files == tuple(files):
-        stats, tree, size = ahead.stats, ahead.tree, ahead.size
+    if ahead is not None:
+        overlay, stats, tree = ahead.overlay, ahead.stats, ahead.tree
+        include_seen = facts.include_seen or []
     else:
-        stats = quickstate.overlay_stats(repo.root, files)  # before hashing them
+        try:
+            overlay, include_seen = choose_overlay(repo, cfg, facts.untracked, facts.include_seen)
+        except Refused:
+            keep.discard_path(kept.path if kept else None)
+            raise
+        stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
         same = prior is not None and prior.stats == stats
         trusted = before is not None and quickstate.stats_trusted(stats, before.stamp_ns)
-        if prior is not None and same and trusted:
-            tree, size = prior.tree, prior.size
-        else:
-            try:
-                size = check_overlay_limits(repo.root, files, cfg)
-            except Refused:
-                keep.discard_path(kept.path if kept else None)
-                raise
-            tree = overlay_tree(repo, files)
+        tree = prior.tree if prior is not None and same and trusted else None
+        if tree is None and not (prior is not None and same and trusted):
+            tree = overlay_tree(repo, overlay.files)
+    if overlay.secrets and cfg.secrets_on_save == "block":
+        keep.discard_path(kept.path if kept else None)
+        raise Refused(
+            f"secret-looking untracked files: {', '.join(overlay.secrets[:5])}; "
+            "move them, or list them under secrets.allow"
+        )
+    files, size = overlay.files, overlay.size
     seed = None
     if kept is not None and before is not None and facts.untracked is not None:
         seed = keep.Seed(
@@ -400,7 +392,8 @@ def finish_snapshot(
         overlay_tree=tree,
         overlay_files=tuple(files),
         overlay_bytes=size,
-        secrets_left_out=tuple(secrets),
-        nested_repos_left_out=tuple(nested),
+        secrets_left_out=overlay.secrets,
+        nested_repos_left_out=overlay.unstorable,
+        left_out=overlay.left_out,
         seed=seed,
     )

@@ -162,6 +162,69 @@ def scan_text(path: str, data: bytes, old: bytes | None = None) -> list[tuple[in
     return [(line, ", ".join(kinds[line]), _fingerprint(values[line])) for line in sorted(kinds)]
 
 
+# --- free text: messages, hypotheses, reasons ---------------------------------------------
+
+REDACTED = "[redacted]"
+# What could hold a secret in a line of free text, for any detector: a secret-ish word
+# given a value (`AWS_SECRET_ACCESS_KEY=…`, `password: …`), credentials in a URL, a
+# quoted run a high-entropy detector reads, or a token-shaped word (`ghp_…`, `AKIA…`,
+# `sk-…`, `xoxb-…`: letters and digits, 20 or more). Names and paths (`src/app.py`,
+# `fix the auth token`) pass without loading detect-secrets.
+_TEXT_CANDIDATE = re.compile(
+    r"(key|pass|pwd|secret|token|auth|cred|private|bearer)[\w.-]*[\"']?\s*[:=]"
+    r"|://[^\s/@]*@|[\"'][a-z0-9+/=_-]{16,}[\"']|-----begin"
+    r"|(?<![\w/.])(?=[\w+=-]*\d)(?=[\w+=-]*[a-z])[\w+=-]{20,}",
+    re.IGNORECASE,
+)
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/.~-")
+
+
+def text_secrets(text: str, allow: Iterable[str] = ()) -> list[tuple[str, str, str]]:
+    """(kind, value, fingerprint) of each secret the scan finds in free text: each line
+    read as a file's line would be, and each word of it as a `key=value` setting (a
+    command line's `TOKEN=… ./deploy.sh`). `allow`: fingerprints to pass."""
+    found: dict[str, str] = {}  # value -> kind
+    for line in text.split("\n"):
+        if not _TEXT_CANDIDATE.search(line):
+            continue
+        engine = _engine()
+        pieces = [("message", line)]
+        pieces += [("message.yaml", w) for w in line.split() if _TEXT_CANDIDATE.search(w)]
+        for name, piece in pieces:
+            for secret in engine.scan_lines(name, [piece], [1]):
+                value = secret.secret_value or ""
+                if value.strip():
+                    found.setdefault(value, secret.type)
+    allowed = set(allow)
+    out = [(kind, value, _fingerprint({value})) for value, kind in found.items()]
+    return [item for item in out if item[2] not in allowed]
+
+
+def redact(text: str, allow: Iterable[str] = ()) -> tuple[str, list[str]]:
+    """`text` with each secret the scan finds replaced by REDACTED, and their kinds. A
+    detector that names only a token's prefix (`ghp`) redacts the whole token."""
+    secrets = text_secrets(text, allow)
+    for _, value, _ in sorted(secrets, key=lambda s: -len(s[1])):
+        text = _redacted(text, value)
+    return text, [kind for kind, _, _ in secrets]
+
+
+def _redacted(text: str, value: str) -> str:
+    whole = all(c in _TOKEN_CHARS for c in value)  # a token: its whole run of such letters
+    out: list[str] = []
+    at = 0
+    while (start := text.find(value, at)) >= 0:
+        end = start + len(value)
+        if whole:
+            while start > at and text[start - 1] in _TOKEN_CHARS:
+                start -= 1
+            while end < len(text) and text[end] in _TOKEN_CHARS:
+                end += 1
+        out += [text[at:start], REDACTED]
+        at = end
+    return "".join([*out, text[at:]])
+
+
 def _fingerprint(values: set[str]) -> str:
     import hashlib  # only for a finding
 
@@ -276,7 +339,37 @@ def scan_tree_sets(
 
 
 def scan_checkpoints(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> list[Finding]:
-    """Secrets in what each checkpoint stores beyond its base commit."""
+    """Secrets in what each checkpoint stores beyond its base commit, and in what it
+    says of itself (its message and manifest: a name made of a prompt, a hypothesis)."""
+    allow = tuple(allow)
+    return _scan_stored(repo, cps, allow) + scan_messages(repo, cps, allow)
+
+
+def scan_messages(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> list[Finding]:
+    """Secrets in the checkpoints' commit messages (summary line and manifest): one
+    finding per line that holds any, as for a file."""
+    allow = tuple(allow)
+    found = repo.objects.read_specs([cp.commit for cp in cps]) if cps else []
+    findings = []
+    for cp, item in zip(cps, found, strict=True):
+        if item is None:
+            continue
+        message = item[1].partition(b"\n\n")[2].decode("utf-8", "replace")
+        for number, line in enumerate(message.split("\n"), 1):
+            secrets = text_secrets(line)
+            if secrets:
+                kinds = ", ".join(dict.fromkeys(kind for kind, _, _ in secrets))
+                fp = _fingerprint({value for _, value, _ in secrets})
+                finding = Finding(MESSAGE, number, kinds, fp, "message", cp.name)
+                if not allowed(finding, allow):
+                    findings.append(finding)
+    return findings
+
+
+MESSAGE = "(message)"  # the path a finding in a checkpoint's message names
+
+
+def _scan_stored(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> list[Finding]:
     wanted = [c.index_commit for c in cps]
     wanted += [c.overlay_commit for c in cps if c.overlay_commit]
     wanted += [c.base for c in cps if c.base]

@@ -13,23 +13,29 @@ whatever the policies say of it (restore/run.py calls store_checkpoint itself).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+import json
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..config.model import Config
 from ..config.parse import load_config
-from ..core import preload
-from ..core.errors import CheckpointError, Refused
+from ..core.errors import CheckpointError, Refused, UsageError
+from ..core.records import write_atomic
+from ..core.text import clip, kept
 from ..fast.prescan import Prescan
 from ..fast.quickcheck import Found
 from ..gitcore import maintenance
 from ..gitcore.repo import Repo, concurrently
 from ..storage import oplog, tasks
-from ..storage.commits import Labels, StoreOutcome, store_checkpoint
+from ..storage.commits import MESSAGE_MAX, NOTE_MAX, Labels, StoreOutcome, store_checkpoint
 from ..storage.lock import lock_path, locked
 from ..storage.refs import Checkpoint, current_task, task_checkpoints
 from . import keep
 from .capture import Snapshot, capture_workspace, start_listing
+from .overlay import SECRET_NAME, LeftOut
+from .secrets import redact, scan_snapshot
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,15 @@ class Saved:
     prune_problem: str | None = None
     secret_findings: list[str] = field(default_factory=list)  # secrets.on_save: warn
     scan_problem: str | None = None  # the warn-mode scan could not run
+    # What the save left out that no save said before (or that changed since): named
+    # on the save's normal output once, until it changes.
+    newly_left_out: tuple[LeftOut, ...] = ()
+    # An automatic save's broken .checkpoint.yaml, the first time it is met: the save
+    # went on with the default settings.
+    config_problem: str | None = None
+    # What the save changed in its message, hypothesis or next move before writing
+    # them: secrets redacted, text cut to what every reader accepts.
+    cut: tuple[str, ...] = ()
 
 
 def save_workspace(
@@ -89,22 +104,43 @@ def auto_save(
     found: Found | None,
     lock_wait: float,
     maintain: bool = False,
-) -> str | None:
+) -> Saved:
     """An automatic checkpoint of the workspace of `cwd` (a hook's, the guard's), in the
-    current task; its name, or None when nothing changed. `found`: the quick check that
-    found a change; `maintain`: never for an agent's hook (see above)."""
+    current task. `found`: the quick check that found a change; `maintain`: never for
+    an agent's hook (see above)."""
     if found is not None:  # the check found the repository and read our config already
         where = found.paths
         repo = Repo(Path(where.root), Path(where.git_dir), Path(where.common_dir))
         repo.remember_config(found.config)
     else:
         repo = Repo.discover(cwd)
-    config = load_config(repo.root, repo.checkpoint_config())
+    problem = None
+    try:
+        config = load_config(repo.root, repo.checkpoint_config())
+    except UsageError as exc:  # the net stays on: the defaults stand in for a broken file
+        config, problem = Config(), _once(repo, str(exc))
     request = SaveRequest(task=current_task(repo), message=message, auto=True)
     saved = save_workspace(
         repo, config, request, lock_wait=lock_wait, found=found, maintain=maintain
     )
-    return saved.checkpoint.id if saved.created else None
+    return replace(saved, config_problem=problem)
+
+
+CONFIG_PROBLEM = "config-problem"  # <git dir>/checkpoint/: the last one an auto-save named
+
+
+def _once(repo: Repo, problem: str) -> str | None:
+    """`problem`, unless the auto-saves of this worktree named it already."""
+    path = repo.git_dir / "checkpoint" / CONFIG_PROBLEM
+    try:
+        if path.read_text(encoding="utf-8") == problem:
+            return None
+    except (OSError, ValueError):
+        pass
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, problem.encode(), durable=False)
+    return problem
 
 
 def _save_locked(
@@ -116,6 +152,7 @@ def _save_locked(
     found: Found | None,
 ) -> Saved:
     task = request.task
+    request, cut = clean_request(request, config.secrets_allow)
     record = tasks.load_task(repo, task)
     if request.hypothesis is not None or request.next_move is not None:
         record = tasks.update_task(
@@ -127,15 +164,18 @@ def _save_locked(
     mode = config.secrets_on_save
     # Under `warn` an automatic save never scans (push scans again anyway).
     scanning = mode == "block" or (mode == "warn" and not request.auto)
-    if mode == "warn" and scanning:  # the scan starts beside the store, at the end
-        preload.start(f"{__package__}.secrets")
     snapshot, existing = _capture(repo, config, task, prescan=prescan, found=found)
+    left_out = snapshot.left_out
+    if config.secrets_on_save == "ignore":  # left out without a word, as asked
+        left_out = tuple(o for o in left_out if o.why != SECRET_NAME)
     labels = Labels(
         message=request.message,
         hypothesis=record.hypothesis,
         next_move=record.next_move,
         auto=request.auto,
         run_id=request.run_id,
+        left_out=tuple(_recorded(o) for o in left_out[:LEFT_OUT_KEPT]),
+        left_out_total=len(left_out),
     )
 
     def store() -> StoreOutcome:
@@ -176,7 +216,86 @@ def _save_locked(
         prune_problem=prune_problem,
         secret_findings=findings if stored.created else [],
         scan_problem=scan_problem if stored.created else None,
+        newly_left_out=_newly_said(repo, left_out) if request.logged else (),
+        cut=(*cut, *stored.cut) if stored.created else (),
     )
+
+
+# An automatic save's message is named after a command line or a prompt: this many
+# characters of it are read for secrets, and this many kept.
+AUTO_MESSAGE_READ = 1000
+AUTO_MESSAGE_WIDTH = 88
+
+
+def clean_request(request: SaveRequest, allow: tuple[str, ...]) -> tuple[SaveRequest, list[str]]:
+    """The request with its free text as the checkpoint will keep it (kept_text), an
+    automatic save's message on one line, and what was changed, said."""
+    said: list[str] = []
+    changes: dict[str, Any] = {}
+    for name in ("message", "hypothesis", "next_move"):
+        value = getattr(request, name)
+        if not value:
+            continue
+        auto_message = request.auto and name == "message"
+        limit = MESSAGE_MAX if name == "message" else NOTE_MAX
+        limit = AUTO_MESSAGE_READ if auto_message else limit
+        text, notes = kept_text(value, limit, allow)
+        said += [f"{name.replace('_', ' ')}: {note}" for note in notes]
+        if auto_message:
+            text = clip(text, AUTO_MESSAGE_WIDTH)
+        if text != value:
+            changes[name] = text
+    return (replace(request, **changes) if changes else request), said
+
+
+def kept_text(value: str, limit: int, allow: tuple[str, ...]) -> tuple[str, list[str]]:
+    """Free text as a checkpoint, a record or a note keeps it: what the secret scan finds
+    redacted before it is written anywhere, then fitted (core.text.kept); and what was
+    changed."""
+    text, kinds = redact(value[: limit + 1], allow)  # (never more than it could keep)
+    text, note = kept(text, limit)
+    said = [f"secret redacted ({', '.join(kinds)})"] if kinds else []
+    return text, [*said, note] if note else said
+
+
+def left_out_line(described: list[str], shown: int = 5) -> str:
+    """`left out: a (why), b (why) and N more (git checkpoint show)`."""
+    more = len(described) - shown
+    tail = f" and {more} more (git checkpoint show @)" if more > 0 else ""
+    return f"left out: {', '.join(described[:shown])}{tail}"
+
+
+# How many of what a save left out its manifest names (it counts them all).
+LEFT_OUT_KEPT = 100
+SAID = "left-out.json"  # <git dir>/checkpoint/: what the saves of this worktree named
+
+
+def _recorded(item: LeftOut) -> dict[str, object]:
+    entry: dict[str, object] = {"path": item.path[:300], "why": item.why}
+    if item.files != 1:
+        entry["files"] = item.files
+    if item.size:
+        entry["bytes"] = item.size
+    return entry
+
+
+def _newly_said(repo: Repo, left_out: tuple[LeftOut, ...]) -> tuple[LeftOut, ...]:
+    """What no save of this worktree named before, or named otherwise (its reason, its
+    count or size changed); the record then holds what this save left out."""
+    path = repo.git_dir / "checkpoint" / SAID
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(before, dict):
+            before = {}
+    except (OSError, ValueError):
+        before = {}
+    now = {o.path: f"{o.why}:{o.files}:{o.size}" for o in left_out}
+    new = tuple(o for o in left_out if before.get(o.path) != now[o.path])
+    if now != before:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(now, ensure_ascii=False).encode(), durable=False)
+    return new
 
 
 def _capture(
@@ -223,8 +342,6 @@ def _findings(
 ) -> list[str]:
     """The secrets in what is new in the workspace (secrets.on_save)."""
     done = [c for c in existing if not c.is_safety]
-    from .secrets import scan_snapshot  # here: on the scanning thread, beside the save
-
     found = scan_snapshot(repo, snapshot, task, config.secrets_allow, done)
     return [f.describe() for f in found]
 

@@ -12,7 +12,7 @@ import datetime as dt
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,11 @@ import yaml
 
 from ..config.model import Config
 from ..core.errors import Refused, UsageError
+from ..core.text import kept
 from ..fast import quickstate
 from ..gitcore.repo import Repo, nul_list
 from . import oplog
-from .manifest import Captured, build_manifest, repo_slug
+from .manifest import MANIFEST_MAX_BYTES, Captured, build_manifest, repo_slug
 from .refs import REF_ROOT, Checkpoint, summary_message, task_checkpoints
 
 # Commit -> tree: a commit id names its tree for good. What this process wrote, and the
@@ -133,7 +134,7 @@ def write_checkpoint(
             )
         assert overlay_commit is not None
         parents.append(overlay_commit)
-    body = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100)
+    body = _dump(manifest)
     commit = repo.commit_tree(
         snapshot.worktree_tree, parents, f"{summary_line(cp_id, task, message)}\n\n{body}"
     )
@@ -190,8 +191,12 @@ def trees_of(repo: Repo, cp: Checkpoint) -> tuple[str, str | None]:
 def same_state(repo: Repo, snapshot: Captured, cp: Checkpoint) -> bool:
     if cp.base != snapshot.base or cp.worktree_tree != snapshot.worktree_tree:
         return False
-    # An intent-to-add entry whose file is gone is in neither tree: only the manifest has it.
-    if sorted(cp.manifest.get("intent_to_add") or ()) != sorted(snapshot.intent_to_add):
+    # An intent-to-add entry whose file is gone is in neither tree: only the manifest has it
+    # (the first of them, sorted, when there were too many to list: intent_to_add_total).
+    named = sorted(cp.manifest.get("intent_to_add") or ())
+    marked = sorted(snapshot.intent_to_add)
+    total = cp.manifest.get("intent_to_add_total", len(named))
+    if total != len(marked) or named != marked[: len(named)]:
         return False
     if (cp.overlay_commit is None) != (snapshot.overlay_tree is None):
         return False
@@ -207,12 +212,69 @@ class Labels:
     next_move: str | None = None
     auto: bool | str = False  # True: saved by a hook; SAFETY: a restore's safety checkpoint
     run_id: str | None = None
+    left_out: tuple[dict[str, Any], ...] = ()  # what the save did not capture, and why
+    left_out_total: int = 0  # how many there were, when the list was cut short
+
+    def fitted(self) -> tuple[Labels, list[str]]:
+        """These labels as every reader accepts them (core.text.kept), and what was
+        changed."""
+        said: list[str] = []
+        message, note = kept(self.message, MESSAGE_MAX)
+        said += [f"message: {note}"] if note else []
+        changed: dict[str, Any] = {"message": message}
+        for name, value in (("hypothesis", self.hypothesis), ("next_move", self.next_move)):
+            if value is not None:
+                changed[name], note = kept(value, NOTE_MAX)
+                said += [f"{name.replace('_', ' ')}: {note}"] if note else []
+        return replace(self, **changed), said
+
+
+# The most a checkpoint keeps of its message (its summary line and its notes), and of a
+# hypothesis or a next move. Longer text is cut, and the save says so.
+MESSAGE_MAX = 2000
+NOTE_MAX = 4000
+
+
+def fit_manifest(manifest: dict[str, Any], limit: int = MANIFEST_MAX_BYTES) -> list[str]:
+    """Cut `manifest` in place until its YAML is within `limit` (what every reader
+    accepts): the `git add -N` paths it lists past the first ones (their count stays),
+    then the excludes and includes of the configuration (their count stays); what was
+    cut, said. Ours are about 1 KiB: this is for thousands of paths or patterns."""
+    said: list[str] = []
+    if len(_dump(manifest)) <= limit:
+        return said
+    marked = manifest.get("intent_to_add") or []
+    if marked:
+        others = len(_dump({**manifest, "intent_to_add": []}))
+        kept_paths, room = 0, limit - others - 64  # (64: the total's line)
+        for path in marked:
+            room -= len(_dump([path]))
+            if room < 0:
+                break
+            kept_paths += 1
+        manifest["intent_to_add"] = marked[:kept_paths]
+        manifest["intent_to_add_total"] = len(marked)
+        said.append(
+            f"the manifest lists {kept_paths:,} of {len(marked):,} intent-to-add paths "
+            "(the others are restored as untracked files)"
+        )
+    untracked = manifest.get("untracked")
+    if len(_dump(manifest)) > limit and isinstance(untracked, dict):
+        counts = {k: len(v) for k, v in untracked.items() if isinstance(v, list)}
+        manifest["untracked"] = {k: [f"({n:,} patterns)"] for k, n in counts.items()}
+        said.append("the manifest counts the include and exclude patterns, not lists them")
+    return said
+
+
+def _dump(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
 @dataclass(frozen=True)
 class StoreOutcome:
     checkpoint: Checkpoint
     created: bool  # False: the workspace equals `checkpoint`, nothing was written
+    cut: tuple[str, ...] = ()  # what was cut from its labels or manifest to fit
 
 
 def store_checkpoint(
@@ -238,6 +300,7 @@ def store_checkpoint(
         )
     if existing is None:
         existing = task_checkpoints(repo, task)
+    labels, cut = labels.fitted()
     normal = [c for c in existing if not c.is_safety]
     if dedupe and normal and same_state(repo, snapshot, normal[-1]):
         return StoreOutcome(normal[-1], created=False)
@@ -262,6 +325,11 @@ def store_checkpoint(
             next_move=labels.next_move,
             auto=labels.auto,
         )
+        if labels.left_out:
+            manifest["left_out"] = list(labels.left_out)
+            if labels.left_out_total > len(labels.left_out):
+                manifest["left_out_total"] = labels.left_out_total
+        manifest_cut = fit_manifest(manifest)
         summary = labels.message or "(no message)"
         written = write_checkpoint(
             repo,
@@ -291,7 +359,7 @@ def store_checkpoint(
                 message=summary_message(summary_line(cp_id, task, summary)),
                 manifest=manifest,
             )
-            return StoreOutcome(saved, created=True)
+            return StoreOutcome(saved, created=True, cut=(*cut, *manifest_cut))
         number += 1
     raise UsageError(f"could not find a free checkpoint id in task {task!r}")
 

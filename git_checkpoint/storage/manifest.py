@@ -36,7 +36,9 @@ class Captured(Protocol):
     def intent_to_add(self) -> tuple[str, ...]: ...
 
 
-MANIFEST_MAX_BYTES = 64 * 1024  # ours are about 1 KiB
+# Ours are about 1 KiB; a save of thousands of `git add -N` paths lists them all, and
+# what a save writes stays within this (storage/commits.py fits it).
+MANIFEST_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_DEPTH = 64  # ours nest 3 deep; libyaml must never recurse as deep as it would go
 _BRACKETS = re.compile(r"[\[\]{}]")
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -110,6 +112,9 @@ _FIELDS: dict[str, Any] = {
     "next_move": _text_or_none,
     "auto": lambda v: isinstance(v, bool | str),
     "intent_to_add": _list_of(str),
+    "intent_to_add_total": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "left_out": _list_of(dict),
+    "left_out_total": lambda v: isinstance(v, int) and not isinstance(v, bool),
 }
 
 
@@ -201,7 +206,7 @@ def build_manifest(
         "hypothesis": hypothesis,
         "next_move": next_move,
         "auto": auto,
-        **({"intent_to_add": list(snapshot.intent_to_add)} if snapshot.intent_to_add else {}),
+        **({"intent_to_add": sorted(snapshot.intent_to_add)} if snapshot.intent_to_add else {}),
     }
 
 

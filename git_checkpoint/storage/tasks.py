@@ -15,7 +15,9 @@ import yaml
 from ..config.parse import read_regular_file
 from ..core.errors import UsageError
 from ..core.records import now_iso, write_atomic
+from ..core.text import kept
 from ..gitcore.repo import Repo
+from .commits import NOTE_MAX
 from .notes import derive_status, read_events
 from .refs import Checkpoint
 
@@ -89,8 +91,20 @@ def load_task(repo: Repo, task: str) -> TaskRecord:
         return TaskRecord(task=task)
 
 
+def _kept(text: str | None) -> str | None:
+    return kept(text, NOTE_MAX)[0] if isinstance(text, str) else None
+
+
 def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
-    record = replace(record, updated_at=now_iso(), history=record.history[-20:])
+    """Write the record; its free text as a checkpoint would keep it (the callers said
+    what they cut: save, `task set`)."""
+    record = replace(
+        record,
+        hypothesis=_kept(record.hypothesis),
+        next_move=_kept(record.next_move),
+        updated_at=now_iso(),
+        history=record.history[-20:],
+    )
     path = _path(repo, record.task)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(asdict(record), sort_keys=False, allow_unicode=True)

@@ -33,7 +33,11 @@ _FIELDS: dict[str, Any] = {
     "next_move": _OPT_STR,
     "auto": (bool, str),
     "intent_to_add": _STRINGS,
+    "intent_to_add_total": (int,),
+    "left_out": "list of left out",
+    "left_out_total": (int,),
 }
+_LEFT_OUT_FIELDS = {"path": _STR, "why": _STR, "files": (int,), "bytes": (int,)}
 _VERIFIER_FIELDS = {"name": _STR, "command": _STR, "required": (bool,), "timeout": (int, float)}
 
 
@@ -42,11 +46,12 @@ def _problem(value: Any, rule: Any, where: str) -> str | None:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return f"{where} must be a list of strings"
         return None
-    if rule == "list of verifiers":
+    if rule in ("list of verifiers", "list of left out"):
+        fields = _VERIFIER_FIELDS if rule == "list of verifiers" else _LEFT_OUT_FIELDS
         if not isinstance(value, list):
             return f"{where} must be a list"
         for i, item in enumerate(value):
-            found = _problem(item, _VERIFIER_FIELDS, f"{where}[{i}]")
+            found = _problem(item, fields, f"{where}[{i}]")
             if found:
                 return found
         return None

@@ -46,7 +46,7 @@ class Edge:
     source: str
     target: str  # a module of ours ("git_checkpoint.x.y") or a top-level foreign name
     line: int
-    top_level: bool  # at the module's top (not inside a function)
+    top_level: bool  # run on import: at the module's top, not in a function or TYPE_CHECKING
 
     def where(self) -> str:
         return f"{_path(self.source)}:{self.line}"
@@ -85,7 +85,13 @@ def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
 def _edges(module: str, path: Path) -> list[Edge]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     top = {id(n) for n in tree.body}
-    top |= {id(n) for stmt in tree.body if isinstance(stmt, ast.If) for n in stmt.body}
+    # (an `if` at the top runs on import, unless it is `if TYPE_CHECKING:`)
+    top |= {
+        id(n)
+        for stmt in tree.body
+        if isinstance(stmt, ast.If) and ast.unparse(stmt.test) != "TYPE_CHECKING"
+        for n in stmt.body
+    }
     out = []
     for node in ast.walk(tree):
         at_top = id(node) in top
