@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from .conftest import Repo
+
 
 def bare_repo(path: Path) -> Path:
     subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
@@ -162,3 +164,24 @@ def http_server_counted(base: Path) -> Iterator[tuple[str, type[_HttpBackend]]]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+CONFIG = "verifiers:\n  - {name: unit, command: test -f src/app.py}\n"
+
+
+def publish(repo: Repo, url: str) -> Repo:
+    repo.write(".checkpoint.yaml", CONFIG)
+    repo.commit_all("config")
+    repo.git("remote", "add", "origin", url)
+    repo.git("push", "-q", "origin", "main")
+    return repo
+
+
+def clone(url: str, path: Path) -> Repo:
+    subprocess.run(["git", "clone", "-q", url, str(path)], check=True, capture_output=True)
+    return Repo(path)
+
+
+def remote_refs(repo: Repo) -> dict[str, str]:
+    out = repo.git("ls-remote", "origin")
+    return {ref: oid for oid, ref in (line.split("\t") for line in out.splitlines())}
