@@ -17,29 +17,97 @@ from pathlib import Path
 from .conftest import BIN, Repo
 from .helpers import fingerprint
 
-
-def traced(repo: Repo, *args: str, expect: int | None = 0) -> list[list[str]]:
-    """Run `git checkpoint ARGS` with GIT_TRACE2; the argv of each git child (after
-    `git`), in the order they started, `git checkpoint` itself left out."""
-    trace = repo.path.parent / "trace2.txt"
-    trace.unlink(missing_ok=True)
-    repo.cp(*args, expect=expect, env={"GIT_TRACE2": str(trace)})
-    started = []
-    for line in trace.read_text().splitlines():
-        # "20:53:42.212311 common-main.c:51    start git -C /x status --porcelain=v2 ..."
-        _, sep, argv = line.partition(" start git ")
-        if sep and not argv.startswith("checkpoint "):
-            started.append(argv.split())
-    return started
-
-
 REAL_GIT = os.path.realpath(shutil.which("git") or "/usr/bin/git")
 
 
 FAULT_DIR = Path(__file__).parent / "fault_git"
 
 
-LAUNCHER = os.path.join(BIN, "git-checkpoint")  # launch.main: the early scan's entry
+LAUNCHER = os.path.join(BIN, "git-checkpoint")  # entry/launch.main: the early scan's entry
+
+
+# --- running it -----------------------------------------------------------------------
+
+
+def launch(
+    repo: Repo,
+    *args: str,
+    expect: int | None = 0,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `git-checkpoint` (entry/launch.main) itself, as `git checkpoint` would,
+    but without git in between: git puts its exec-path first on PATH, so a `git` wrapper
+    in front of PATH would see only the `git checkpoint` call, not the tool's git calls."""
+    proc = subprocess.run(
+        [LAUNCHER, *args],
+        cwd=cwd or repo.path,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if expect is not None and proc.returncode != expect:
+        raise AssertionError(
+            f"git-checkpoint {' '.join(args)}: exit {proc.returncode}, wanted {expect}\n"
+            f"stdout: {proc.stdout}\nstderr: {proc.stderr}"
+        )
+    return proc
+
+
+def launch_via_shell(
+    repo: Repo, *args: str, redirect: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The launcher with ARGS; `redirect` (e.g. `2>&-`) applied by a shell in between."""
+    return subprocess.run(
+        ["sh", "-c", f'exec "$@" {redirect}', "sh", LAUNCHER, *args],
+        cwd=repo.path,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+        check=False,
+        timeout=120,
+    )
+
+
+def run_plain(
+    repo: Repo, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m git_checkpoint ARGS`: entry/cli.main without the launcher (no early scan),
+    with `env` added."""
+    return subprocess.run(
+        [sys.executable, "-m", "git_checkpoint", *args],
+        cwd=cwd or repo.path,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+# --- a `git` first on PATH ------------------------------------------------------------
+
+
+def wrapper_env(tmp_path: Path, body: str, **variables: str) -> dict[str, str]:
+    """A `git` first on PATH that runs the shell `body` ($1.. are git's arguments, `$*`
+    holds `-C ROOT status …` for the early scan's status), then the real git."""
+    folder = tmp_path / "wrap"
+    folder.mkdir(exist_ok=True)
+    (folder / "git").write_text(f'#!/bin/sh\n{body}\nexec "{REAL_GIT}" "$@"\n')
+    (folder / "git").chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", **variables}
+
+
+def git_wrapper_env(folder: Path, script: str, **variables: str) -> dict[str, str]:
+    """`script` installed as `git` in `folder`, first on PATH, with `variables`."""
+    folder.mkdir(exist_ok=True)
+    wrapper = folder / "git"
+    wrapper.write_text(script)
+    wrapper.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", **variables}
 
 
 # A git that runs $EA_EDIT (a shell line, in the work tree) once the early scan's status
@@ -59,47 +127,26 @@ exec "$EA_REAL" "$@"
 """
 
 
-# --- helpers ------------------------------------------------------------------------------
-
-
-def git_wrapper_env(folder: Path, script: str, **variables: str) -> dict[str, str]:
-    """`script` installed as `git` in `folder`, first on PATH, with `variables`."""
-    folder.mkdir(exist_ok=True)
-    wrapper = folder / "git"
-    wrapper.write_text(script)
-    wrapper.chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", **variables}
-
-
 def edit_after_scan_env(tmp_path: Path, edit: str) -> dict[str, str]:
     return git_wrapper_env(tmp_path / "edit-git", EDIT_AFTER_SCAN, EA_REAL=REAL_GIT, EA_EDIT=edit)
 
 
-def launch(
-    repo: Repo,
-    *args: str,
-    expect: int | None = 0,
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run the installed `git-checkpoint` (launch.main) itself, as `git checkpoint` would,
-    but without git in between: git puts its exec-path first on PATH, so a `git` wrapper
-    in front of PATH would see only the `git checkpoint` call, not the tool's git calls."""
-    proc = subprocess.run(
-        [LAUNCHER, *args],
-        cwd=cwd or repo.path,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    if expect is not None and proc.returncode != expect:
-        raise AssertionError(
-            f"git-checkpoint {' '.join(args)}: exit {proc.returncode}, wanted {expect}\n"
-            f"stdout: {proc.stdout}\nstderr: {proc.stderr}"
-        )
-    return proc
+# --- the git calls it made ------------------------------------------------------------
+
+
+def traced(repo: Repo, *args: str, expect: int | None = 0) -> list[list[str]]:
+    """Run `git checkpoint ARGS` with GIT_TRACE2; the argv of each git child (after
+    `git`), in the order they started, `git checkpoint` itself left out."""
+    trace = repo.path.parent / "trace2.txt"
+    trace.unlink(missing_ok=True)
+    repo.cp(*args, expect=expect, env={"GIT_TRACE2": str(trace)})
+    started = []
+    for line in trace.read_text().splitlines():
+        # "20:53:42.212311 common-main.c:51    start git -C /x status --porcelain=v2 ..."
+        _, sep, argv = line.partition(" start git ")
+        if sep and not argv.startswith("checkpoint "):
+            started.append(argv.split())
+    return started
 
 
 def logged(repo: Repo, *args: str, expect: int | None = 0, **kw: str) -> list[str]:
@@ -126,11 +173,21 @@ def early_calls(calls: list[str]) -> list[str]:
     return [c for c in calls if c.startswith("-C ")]
 
 
+# --- what it leaves behind ------------------------------------------------------------
+
+
+def scratch(repo: Repo) -> list[str]:
+    """The early scan's scratch folders left in the repository's git dir."""
+    return sorted(p.name for p in (repo.path / ".git").glob("checkpoint-*"))
+
+
 def scratch_left(git_dir: Path) -> list[str]:
+    """The early scan's scratch folders left in `git_dir`."""
     return sorted(p.name for p in git_dir.glob("checkpoint-*"))
 
 
 def lock_free(common_dir: Path) -> bool:
+    """Whether the checkpoint lock of `common_dir` can be taken now."""
     path = common_dir / "checkpoint" / "lock"
     if not path.exists():
         return True
@@ -154,51 +211,5 @@ def look(repo: Repo) -> tuple[object, str, str, str]:
     )
 
 
-def run_plain(
-    repo: Repo, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`python -m git_checkpoint ARGS`: cli.main without the launcher (no early scan),
-    with `env` added."""
-    return subprocess.run(
-        [sys.executable, "-m", "git_checkpoint", *args],
-        cwd=cwd or repo.path,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-
-
 def no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
-
-
-def launch_via_shell(
-    repo: Repo, *args: str, redirect: str = "", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The launcher with ARGS; `redirect` (e.g. `2>&-`) applied by a shell in between."""
-    return subprocess.run(
-        ["sh", "-c", f'exec "$@" {redirect}', "sh", LAUNCHER, *args],
-        cwd=repo.path,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        errors="surrogateescape",
-        check=False,
-        timeout=120,
-    )
-
-
-def scratch(repo: Repo) -> list[str]:
-    return sorted(p.name for p in (repo.path / ".git").glob("checkpoint-*"))
-
-
-def wrapper_env(tmp_path: Path, body: str, **variables: str) -> dict[str, str]:
-    """A `git` first on PATH that runs the shell `body` ($1.. are git's arguments, `$*`
-    holds `-C ROOT status …` for the early scan's status), then the real git."""
-    folder = tmp_path / "wrap"
-    folder.mkdir(exist_ok=True)
-    (folder / "git").write_text(f'#!/bin/sh\n{body}\nexec "{REAL_GIT}" "$@"\n')
-    (folder / "git").chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", **variables}

@@ -8,8 +8,6 @@ import re
 from ..conftest import Repo
 from ..helpers import REF1
 
-# --- list and log ---------------------------------------------------------------------------------
-
 
 def test_list(repo: Repo) -> None:
     assert repo.cp("list").stdout.strip() == "no checkpoints in task 'main'"

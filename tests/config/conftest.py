@@ -1,4 +1,5 @@
-"""Writing `.checkpoint.yaml` and reading a refused configuration's one line."""
+"""Writing `.checkpoint.yaml`, reading a refused configuration's one line and where it
+points, and the overlay a save took under the configuration."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ..helpers import REF1
 
 
 def overlay_paths(repo: Repo, ref: str = REF1) -> set[str]:
+    """The paths in the overlay (U) of the checkpoint `ref`."""
     parents = repo.git("rev-list", "--no-walk", "--parents", "-n", "1", ref).split()[1:]
     if len(parents) < 3:
         return set()
@@ -31,6 +33,7 @@ def bad_config_error(repo: Repo, *args: str) -> str:
 
 
 def location(line: str) -> tuple[int, int]:
+    """The `.checkpoint.yaml:LINE:COL` an error names."""
     m = re.search(r"\.checkpoint\.yaml:(\d+):(\d+)", line)
     assert m, f"no .checkpoint.yaml:LINE:COL in {line!r}"
     return int(m.group(1)), int(m.group(2))

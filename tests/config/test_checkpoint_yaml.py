@@ -285,8 +285,9 @@ def test_config_change_alone_does_not_break_dedupe(repo: Repo) -> None:
 def test_errors_point_at_the_value_and_say_what_yaml_read(
     repo: Repo, text: str, where: str, what: str
 ) -> None:
-    """Field test: a second verifier of the same name was reported at 1:1, `1e300`
-    (text to YAML 1.1) and `command: true` (a boolean) only as 'must be ...'."""
+    """Each error points at the value it is about and says what YAML read there: a second
+    verifier of the same name at its own line (not 1:1), `1e300` (text to YAML 1.1) and
+    `command: true` (a boolean) as what they are, not only as 'must be ...'."""
     config(repo, text)
     error = bad_config_error(repo)
     assert where in error and what in error, error

@@ -11,8 +11,6 @@ from ..conftest import Repo
 from ..helpers import checkpoint_refs
 from .conftest import bad_config_error, config, overlay_paths
 
-# --- git config overrides -------------------------------------------------------------------------
-
 
 def test_git_config_include(repo: Repo) -> None:
     repo.write(".gitignore", "*.log\nnode_modules/\ntmp/\ncache/\n")

@@ -45,13 +45,20 @@ def alive(pid: int) -> bool:
         return False
 
 
+def run_in_session(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The launcher in a session of its own: `kill -INT 0` in a wrapper git is a Ctrl-C
+    at the terminal (every process of the group gets it), without reaching pytest."""
+    return subprocess.run(
+        [LAUNCHER, *args], cwd=repo.path, env={**os.environ, **env}, capture_output=True,
+        text=True, check=False, timeout=60, start_new_session=True,
+    )  # fmt: skip
+
+
 def test_ctrl_c_to_us_alone_while_git_waits_on_a_remote_exits(repo: Repo, tmp_path: Path) -> None:
     """`push` runs `git ls-remote` over ssh; the remote does not answer. SIGINT sent to
-    git-checkpoint alone (`kill -INT`, an IDE's or agent harness's stop button), even
-    three times, is now swallowed by gitio._outlast until git ends by itself: here
-    30 s (two ssh tries of 15 s), with a black-holed host never. 56ac39c's
-    subprocess.run exited 130 within 0.3 s. Expected: out within seconds (forwarding
-    the SIGINT to git would also let git remove its own lock files)."""
+    git-checkpoint alone (`kill -INT`, an IDE's or agent harness's stop button), three
+    times: it is out within seconds, exit 130, one line, rather than waiting for git to
+    end by itself (here 30 s, two ssh tries of 15 s; with a black-holed host never)."""
     repo.cp("save", "-m", "one")
     pids = tmp_path / "ssh.pids"
     ssh = tmp_path / "slow-ssh"
@@ -79,12 +86,10 @@ def test_ctrl_c_to_us_alone_while_git_waits_on_a_remote_exits(repo: Repo, tmp_pa
 
 def test_a_second_ctrl_c_at_startup_is_still_one_line(repo: Repo, tmp_path: Path) -> None:
     """Ctrl-C twice, 0.2 s apart, while the launcher imports and its early scan's git
-    still runs (a single Ctrl-C there is clean). The second lands in early.close()
-    waiting for the scan's git and raises before the scratch folder is removed:
-    .git/checkpoint-*/ (index copies) is left by every save, restore and undo, 3 of 3
-    here. At other moments of the sweep (one more git call later) it escaped instead:
-    a traceback from early.discard() in launch.py or console.exit_now, killed by
-    SIGINT rather than exit 130. (early.py: not changed by 810967e.)"""
+    still runs. The second lands while the early scan (fast/prescan) waits for its git
+    on the way out: save, restore and undo still exit 130 with one line, leave no
+    scratch folder (.git/checkpoint-*/, the index copies) and free the lock; no
+    traceback from the launcher or the console's exit, no death by SIGINT."""
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
     repo.write("new.txt", "changed\n")
@@ -105,11 +110,10 @@ def test_a_second_ctrl_c_at_startup_is_still_one_line(repo: Repo, tmp_path: Path
 def test_a_second_ctrl_c_while_restore_reads_objects_is_one_line(
     repo: Repo, tmp_path: Path
 ) -> None:
-    """A second Ctrl-C 0.1 s after the first, while restore's `cat-file --batch`
-    (objects.Objects) still runs: exit 130 and `interrupted`, then `Exception ignored
-    in: <function Objects.__del__>` and a traceback on stderr (Objects.close waits for
-    cat-file in __del__, where a KeyboardInterrupt can only be printed). Also seen in
-    undo. (objects.py: not changed by 810967e.)"""
+    """A second Ctrl-C 0.1 s after the first, while restore's `cat-file --batch` child
+    (gitcore/catfile) still runs: exit 130 and `interrupted`, nothing more on stderr (no
+    `Exception ignored in` a finalizer waiting for cat-file, where a KeyboardInterrupt
+    could only be printed)."""
     for i in range(20):
         repo.write(f"d/f{i}.txt", f"one {i}\n")
     repo.cp("save", "-m", "one")
@@ -128,10 +132,9 @@ def test_a_second_ctrl_c_while_restore_reads_objects_is_one_line(
 
 def test_a_second_ctrl_c_during_run_still_stops_the_agent(repo: Repo, tmp_path: Path) -> None:
     """`run -- AGENT` where the agent ignores SIGINT (asks "really quit?", say): one
-    Ctrl-C stops it 5 s later (loop._run_agent kills it), but a second Ctrl-C within
-    those 5 s raises out of proc.wait(timeout=5) past the kill: exit 130, `interrupted
-    during attempt 1`, and the agent keeps running, orphaned, editing the workspace.
-    README: Ctrl-C stops the agent. (loop.py: not changed by 810967e.)"""
+    Ctrl-C stops it 5 s later (runloop/loop kills it), and a second Ctrl-C within those
+    5 s must not skip the kill: exit 130, and the agent is gone, not left running
+    orphaned and editing the workspace (the README: Ctrl-C stops the agent)."""
     repo.write(".checkpoint.yaml", "verifiers:\n  - name: ok\n    command: 'true'\n")
     repo.commit_all("config")
     pidfile = tmp_path / "agent.pid"
@@ -151,7 +154,12 @@ def test_a_second_ctrl_c_during_run_still_stops_the_agent(repo: Repo, tmp_path: 
     assert not left, "the agent still runs after git checkpoint run exited"
 
 
+# A Ctrl-C that lands while a finalizer runs (Popen.__del__, wherever the last reference
+# to a finished child goes, or a weakref callback): Python cannot raise out of a
+# finalizer, so the handler delivers it again just after it, rather than letting it be
+# printed as `Exception ignored in ... KeyboardInterrupt` and lost.
 SCRIPT = """
+
 import os, signal
 from git_checkpoint.core.interrupts import interrupt_once
 interrupt_once()
@@ -208,8 +216,8 @@ def test_a_ctrl_c_inside_a_finalizer_still_interrupts(script: str) -> None:
 
 
 def test_a_ctrl_c_in_the_middle_of_a_restore_says_how_to_go_on(repo: Repo, tmp_path: Path) -> None:
-    """helper-20: a Ctrl-C after the first file was replaced printed only `interrupted`;
-    the way on (`--continue`, `undo`) showed at the next command. It is said at once."""
+    """A Ctrl-C after the first file was replaced says at once, in its one line, that the
+    restore is half done and the way on (`--continue`, `undo`), not only `interrupted`."""
     repo.write("src/app.py", "print('saved')\n")
     repo.git("add", "src/app.py")  # staged: the written file's stat data is refreshed
     repo.cp("save", "-m", "one")
@@ -224,24 +232,14 @@ def test_a_ctrl_c_in_the_middle_of_a_restore_says_how_to_go_on(repo: Repo, tmp_p
     assert (repo.path / "src" / "app.py").read_text() == "print('saved')\n"
 
 
-def run_in_session(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The launcher in a session of its own: `kill -INT 0` in a wrapper git is a Ctrl-C
-    at the terminal (every process of the group gets it), without reaching pytest."""
-    return subprocess.run(
-        [LAUNCHER, *args], cwd=repo.path, env={**os.environ, **env}, capture_output=True,
-        text=True, check=False, timeout=60, start_new_session=True,
-    )  # fmt: skip
-
-
 def test_ctrl_c_while_the_checkpoint_is_written_on_a_thread_waits_for_git(
     repo: Repo, tmp_path: Path
 ) -> None:
-    """commands/save.py writes the checkpoint (store) on a thread beside the secrets scan
-    (gitio.concurrently). Ctrl-C once the scan is done reaches the main thread in
-    thread.join(), which raises past the join: the command exits 130, the lock is
-    released, while the thread's `git update-ref` still runs; a second later it creates
-    cp_002 that the user was told was interrupted, with no event logged. Exit 130 must
-    mean every git child is done (console.entry's promise) and the lock free."""
+    """A save writes the checkpoint on a thread beside the secrets scan. Ctrl-C once the
+    scan is done reaches the main thread while it waits for that thread: exit 130 must
+    mean every git child is done (the console's promise) and the lock free, so no
+    `git update-ref` still runs to create, a second later, a cp_002 the user was told
+    was interrupted (with no event logged)."""
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
     repo.write("new.txt", "changed\n")
@@ -269,12 +267,10 @@ def test_ctrl_c_that_reaches_git_is_an_interruption_not_a_git_failure(
     repo: Repo, tmp_path: Path
 ) -> None:
     """A terminal's Ctrl-C reaches the git children too. When the one that dies of it
-    runs on the store thread (commit-tree), the save reports `git commit-tree … failed:
-    exit -2`, exit 4 (a git failure, design §7), instead of `interrupted`, exit 130:
-    concurrently raises the thread's GitFailed, appended before the main thread's
-    KeyboardInterrupt. Seen in 2 of 5 runs here and at the matching moments of a
-    restore (update-index, write-tree, ls-files): six tries. (The store thread's commits
-    are written in-process now, loose.commit_body: its git child is update-ref.)"""
+    runs on the thread that stores the checkpoint (its git child is update-ref; the
+    commits are written in-process), the save still says `interrupted`, exit 130, not
+    `git update-ref … failed: exit -2`, exit 4 (a git failure, design §7): the
+    interruption wins over the failure it caused. Six tries, as the moment varies."""
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
     script = 'case " $* " in *" commit-tree "*|*" update-ref "*) kill -INT 0;; esac'
@@ -287,18 +283,14 @@ def test_ctrl_c_that_reaches_git_is_an_interruption_not_a_git_failure(
     assert seen == {(130, "git checkpoint: interrupted\n")}
 
 
-# --- Ctrl-C ---------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("command", ["save", "restore"])
 def test_ctrl_c_at_startup_is_one_line_and_leaves_no_scratch_folder(
     repo: Repo, tmp_path: Path, command: str
 ) -> None:
     """SIGINT while the launcher starts the early scan (here: sent by the scan's own
-    status as it starts). Found: early.start lets KeyboardInterrupt through (it catches
-    OSError and ValueError only), outside launch.main's try: a Python traceback, killed
-    by SIGINT (-2) instead of exit 130, and <git dir>/checkpoint-*/ with the index
-    copies left behind; doctor calls that `nothing left over` for an hour."""
+    status as it starts): no Python traceback, no death by SIGINT (-2) but exit 130 and
+    one line, and no <git dir>/checkpoint-*/ with the index copies left behind (doctor
+    would call that `nothing left over` for an hour)."""
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
     repo.write("new.txt", "changed\n")
@@ -312,11 +304,10 @@ def test_ctrl_c_at_startup_is_one_line_and_leaves_no_scratch_folder(
 def test_ctrl_c_while_the_scan_is_read_waits_for_its_git_children(
     repo: Repo, tmp_path: Path
 ) -> None:
-    """SIGINT while the save waits for ls-files -v, status still running. Found (e9b412d):
-    Early.results empties `children` before it waits for them, so close() waits for none:
-    the command exits 130 (its scratch folder removed) while its `git status` still runs,
-    an orphan on an index copy that is gone and past the released lock. console.entry
-    promises every child is done by the exit."""
+    """SIGINT while the save waits for ls-files -v, status still running: the command
+    exits 130 only once its `git status` is done too, not leaving it running as an
+    orphan on an index copy that is gone and past the released lock (the console
+    promises every child is done by the exit)."""
     repo.write("new.txt", "new\n")
     mark = tmp_path / "status-done"
     body = (

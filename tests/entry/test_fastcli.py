@@ -103,7 +103,7 @@ def test_the_rest_is_left_to_click(argv: list[str]) -> None:
 
 
 def test_every_option_of_the_three_is_known() -> None:
-    """A new click option on save, restore or undo must be taught to direct.py too (or
+    """A new click option on save, restore or undo must be taught to entry/fastcli too (or
     the fast reader would send it to click: correct, but slow without a word)."""
     for name, spec in fastcli._SPECS.items():
         names = {
@@ -149,7 +149,7 @@ def test_the_launcher_does_not_load_click(repo: Repo) -> None:
 
 
 def test_both_paths_say_the_same(repo: Repo) -> None:
-    """The same failure through direct.py and through click: one line, the same exit
+    """The same failure through entry/fastcli and through click: one line, the same exit
     code (a checkpoint that does not exist: 3; a broken configuration on save: 2)."""
     repo.write("a.txt", "one\n")
     repo.cp("save")
@@ -164,7 +164,8 @@ def test_both_paths_say_the_same(repo: Repo) -> None:
 
 def test_colors_go_to_terminals_and_content_goes_through(monkeypatch: pytest.MonkeyPatch) -> None:
     """emit colors status words on a terminal only; escape bytes that are content (a
-    diff of a file that holds them) reach a pipe unchanged (click.echo stripped them)."""
+    diff of a file that holds them) reach a pipe unchanged, where click.echo would strip
+    them."""
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -185,7 +186,7 @@ def test_colors_go_to_terminals_and_content_goes_through(monkeypatch: pytest.Mon
 
 def test_text_that_is_not_utf8_is_refused_in_one_line(repo: Repo) -> None:
     """`-m $'caf\\xe9'` from a Latin-1 shell: refused, exit 2, by save and by task set
-    (they were internal errors, exit 4); nothing saved."""
+    (not an internal error, exit 4); nothing saved."""
     repo.write("a.txt", "one\n")
     for args in (["save", "-m", "caf\udce9"], ["task", "set", "--hypothesis", "caf\udce9"]):
         proc = repo.cp(*args, expect=2)
@@ -193,7 +194,7 @@ def test_text_that_is_not_utf8_is_refused_in_one_line(repo: Repo) -> None:
     assert repo.git("for-each-ref", "refs/checkpoints") == ""
 
 
-# --- the reader: as click reads (held) ------------------------------------------------------
+# --- the reader: as click reads -------------------------------------------------------
 
 TOKENS = ["-m", "--task", "--include", "--json", "--auto", "--dry-run", "--keep-head", "x"]
 TOKENS += ["", "-", "--", "-mx", "-m=", "--task=", "--json=", "ü\udcff", "-1", "—json"]
@@ -221,7 +222,7 @@ def test_every_line_the_reader_takes_reads_as_click_reads_it(command: str) -> No
     assert taken > 50
 
 
-# --- both paths say the same (held) ---------------------------------------------------------
+# --- both paths say the same ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(

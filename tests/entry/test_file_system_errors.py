@@ -1,5 +1,5 @@
 """Errors of the file system (an immutable git dir or folder, a full disk) during a save
-or a restore are one line, exit 4, with nothing half made."""
+(exit 4) or a restore are one line, with nothing half made."""
 
 from __future__ import annotations
 

@@ -61,9 +61,6 @@ def test_agent_json_flag_after_double_dash_is_not_ours(repo: Repo) -> None:
     assert proc.stdout == ""
 
 
-# --- --json everywhere, and errors ----------------------------------------------------------------
-
-
 def test_every_command_prints_one_json_object(repo: Repo) -> None:
     def check(*args: str) -> dict:
         proc = repo.cp(*args, "--json")

@@ -20,7 +20,6 @@ from ..conftest import Repo
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 

@@ -15,7 +15,7 @@ import pytest
 from ..conftest import Repo
 from ..launcher import launch_via_shell
 
-# --- exits without teardown --------------------------------------------------------------
+# --- output flushed before an exit without teardown -----------------------------------
 
 
 @pytest.mark.parametrize("args", [("list", "--json"), ("save", "-m", "x", "--json")])
@@ -33,7 +33,7 @@ def test_json_into_a_full_disk_is_not_a_success(repo: Repo, args: tuple[str, ...
 def test_json_into_a_full_disk_unbuffered_gives_no_traceback(repo: Repo) -> None:
     """Unbuffered stdout (PYTHONUNBUFFERED=1, honoured by the venv's console script)
     that cannot be written under --json: the error object fail() writes to the same
-    stdout fails too, and the exit code is the answer (once a traceback, exit 1)."""
+    stdout fails too, and the exit code is the answer (not a traceback, exit 1)."""
     with open("/dev/full", "w") as full:
         proc = subprocess.run(
             ["git", "checkpoint", "list", "--json"], cwd=repo.path, stdout=full,
@@ -102,9 +102,9 @@ def test_warnings_reach_stderr_and_errors_keep_their_exit_code(repo: Repo) -> No
 
 
 def test_save_with_stderr_closed_still_saves(repo: Repo) -> None:
-    """Found: `git-checkpoint save 2>&-` fails, exit 4, nothing saved: slow_notice asks
-    sys.stderr.isatty() and sys.stderr is None (console.echo allows for that; this does
-    not). Through `git checkpoint` git reopens fd 2 on /dev/null, hooks and agents that
+    """`git-checkpoint save 2>&-` saves: with stderr closed, sys.stderr is None, and
+    nothing on the way (the slow-step notice, the console's echo) may take it for a
+    stream. Through `git checkpoint` git reopens fd 2 on /dev/null; hooks and agents that
     run git-checkpoint itself do not."""
     repo.write("new.txt", "new\n")
     proc = launch_via_shell(repo, "save", "-m", "quiet", redirect="2>&-")
@@ -116,9 +116,10 @@ def test_save_with_stderr_closed_still_saves(repo: Repo) -> None:
 def test_json_with_stdout_closed_gives_no_traceback(
     repo: Repo, tmp_path: Path, in_repo: bool
 ) -> None:
-    """Found: `save --json >&-`: emit (and fail, for the error object) call
-    sys.stdout.write with sys.stdout None: AttributeError, then a traceback, exit 1.
-    The same line without --json exits 0 (saved) or 2 (not a repository)."""
+    """`save --json >&-`: with stdout closed, sys.stdout is None, and neither the answer
+    nor the error object may be written to it (an AttributeError, a traceback, exit 1):
+    the exit code is what the same line without --json gives, 0 (saved) or 2 (not a
+    repository)."""
     repo.write("new.txt", "new\n")
     where = repo if in_repo else Repo(tmp_path)
     proc = launch_via_shell(where, "save", "--json", redirect=">&-")
@@ -130,10 +131,10 @@ def test_json_with_stdout_closed_gives_no_traceback(
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
 def test_json_error_object_on_a_full_disk(repo: Repo, tmp_path: Path, stream: str) -> None:
     """Unbuffered output (PYTHONUNBUFFERED=1, which the venv's console script honours).
-    stdout on /dev/full: fail() writes the error object to the stdout that just failed
-    and the OSError escapes: a traceback, exit 1 (not 4). stderr on /dev/full outside a
-    repository: fail() writes stderr first, raises, and the one JSON object --json
-    promises never reaches the (good) stdout: exit 1, stdout empty."""
+    stdout on /dev/full: the error object cannot go to the stdout that just failed, and
+    the OSError must not escape as a traceback, exit 1: exit 4. stderr on /dev/full
+    outside a repository: the one JSON object --json promises still reaches the (good)
+    stdout, exit 2."""
     unbuffered = {"PYTHONUNBUFFERED": "1"}
     if stream == "stdout":
         repo.write("new.txt", "new\n")
@@ -149,10 +150,9 @@ def test_json_error_object_on_a_full_disk(repo: Repo, tmp_path: Path, stream: st
 
 
 def test_diff_piped_keeps_the_escape_bytes_of_a_file(repo: Repo) -> None:
-    """console.echo strips escape sequences off a terminal (as click.echo did, so not
-    new in ce77208), from every line, the patch's too: `git checkpoint diff > x.patch`
-    of a file holding `\\033[31m` (a test fixture, a colored log) loses those bytes,
-    and the patch no longer applies. Only our own colors should be stripped."""
+    """Off a terminal only our own colors are stripped, never the bytes of a file:
+    `git checkpoint diff > x.patch` of a file holding `\\033[31m` (a test fixture, a
+    colored log) keeps them, so the patch still applies."""
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
     repo.write("log.txt", "\033[31mred\033[0m\n")

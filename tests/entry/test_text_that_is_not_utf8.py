@@ -11,11 +11,11 @@ from ..launcher import launch_via_shell, scratch
 
 
 def test_an_include_path_that_is_not_utf8_saves_a_readable_checkpoint(repo: Repo) -> None:
-    """Paths are bytes: `save --include $'lat\\xe9.txt'` of an ignored file exited 0,
-    `checkpoint saved: cp_001`, but the manifest it wrote was not valid YAML: `show`,
-    `diff` and `list` then called cp_001 malformed (exit 2). The manifest names its
-    includes: such a path is refused in one line (exit 2, nothing saved), and its
-    folder, included instead, brings the file along."""
+    """Paths are bytes, and the manifest names a save's includes: `save --include
+    $'lat\\xe9.txt'` of an ignored file would write a manifest that is not valid YAML,
+    and `show`, `diff` and `list` would call the checkpoint malformed. Such a path is
+    refused in one line (exit 2, nothing saved), and its folder, included instead,
+    brings the file along in a checkpoint every command reads."""
     (repo.path / "inc").mkdir()
     name = os.fsdecode(b"inc/lat\xe9.txt")
     (repo.path / name).write_bytes(b"kept\n")
@@ -31,14 +31,10 @@ def test_an_include_path_that_is_not_utf8_saves_a_readable_checkpoint(repo: Repo
     assert name in overlay.split("\0")
 
 
-# --- input --------------------------------------------------------------------------------
-
-
 def test_a_message_that_is_not_utf8_is_saved_or_refused_in_one_line(repo: Repo) -> None:
-    """Found (older than these commits, on both paths): `save -m $'\\xff'` reaches
-    gitio.commit_tree's message.encode(): `internal error: UnicodeEncodeError`, exit 4.
-    test_direct.py reads such a message on purpose; the save should keep it (as git
-    keeps any bytes) or refuse it with exit 2."""
+    """`save -m $'\\xff'` through the launcher: the message is kept (as git keeps any
+    bytes) or refused with exit 2, never an internal error (a UnicodeEncodeError where
+    the commit is written, exit 4); entry/fastcli reads such a message on purpose."""
     repo.write("new.txt", "new\n")
     proc = launch_via_shell(repo, "save", "-m", "caf\udce9")
     assert "internal error" not in proc.stderr, proc.stderr

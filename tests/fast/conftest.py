@@ -17,21 +17,7 @@ from git_checkpoint.fast import quickcheck, quickstate
 
 from ..conftest import Repo
 
-
-def fresh_copy(repo: Repo, where: Path) -> Repo:
-    shutil.rmtree(where, ignore_errors=True)
-    shutil.copytree(repo.path, where, symlinks=True)
-    return Repo(where)
-
-
-def git_head(repo: Repo) -> str | None:
-    out = repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip()
-    return out or None
-
-
-def copy_of(repo: Repo, where: Path) -> Repo:
-    subprocess.run(["cp", "-a", str(repo.path), str(where)], check=True)
-    return Repo(where)
+# --- the quick check and the auto-save, as a hook runs them ---------------------------
 
 
 SETTLE = quickstate.RACY_NS / 1e9 + 0.05  # files older than this are vouched for by stat
@@ -59,11 +45,22 @@ def settled_save(repo: Repo, cwd: Path | None = None) -> None:
     repo.cp("save", "-m", "base", cwd=cwd)
 
 
+@pytest.fixture
+def saved(repo: Repo) -> Repo:
+    repo.write("src/app.py", "print('edited')\n")
+    repo.write("notes/todo.txt", "untracked work\n")
+    settled_save(repo)
+    assert quick(repo.path), "a settled save leaves a usable quick state"
+    return repo
+
+
 def quick(path: Path) -> bool:
+    """The quick check's answer: unchanged since the latest checkpoint?"""
     return quickcheck.quick_unchanged(str(path))
 
 
 def latest_file(repo: Repo, rel: str) -> bytes:
+    """`rel` as the latest checkpoint holds it (in W, or in the overlay U)."""
     name = repo.cp_json("list")["checkpoints"][-1]["name"]
     commit = f"refs/checkpoints/{name}"
     found = repo.git("ls-tree", "--name-only", commit, "--", rel).strip()
@@ -72,10 +69,23 @@ def latest_file(repo: Repo, rel: str) -> bytes:
     return repo.git("show", f"{commit}:{rel}").encode()
 
 
-@pytest.fixture
-def saved(repo: Repo) -> Repo:
-    repo.write("src/app.py", "print('edited')\n")
-    repo.write("notes/todo.txt", "untracked work\n")
-    settled_save(repo)
-    assert quick(repo.path), "a settled save leaves a usable quick state"
-    return repo
+# --- copies to run the early scan's path and the plain one side by side ---------------
+
+
+def fresh_copy(repo: Repo, where: Path) -> Repo:
+    """A copy of `repo` at `where`, whatever was there removed first."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(repo.path, where, symlinks=True)
+    return Repo(where)
+
+
+def copy_of(repo: Repo, where: Path) -> Repo:
+    """A copy of `repo` at `where` (cp -a: owners, modes and dates kept)."""
+    subprocess.run(["cp", "-a", str(repo.path), str(where)], check=True)
+    return Repo(where)
+
+
+def git_head(repo: Repo) -> str | None:
+    """HEAD's commit as git reads it; None when unborn."""
+    out = repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip()
+    return out or None

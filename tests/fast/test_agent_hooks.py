@@ -213,7 +213,7 @@ def test_held_lock_holds_the_agent_briefly_whatever_lock_timeout_says(
     repo: Repo, tmp_path: Path
 ) -> None:
     """checkpoint.lockTimeout (30 s by default) is for commands a person runs; a tool
-    call waits at most hook.LOCK_WAIT (2 s) before it goes on without a checkpoint."""
+    call waits at most entry/hook.LOCK_WAIT (2 s) before it goes on without a checkpoint."""
     import time
 
     repo.write("src/app.py", "print('work')\n")

@@ -15,7 +15,43 @@ from pathlib import Path
 from ..conftest import Repo
 from ..launcher import REAL_GIT, scratch, wrapper_env
 
-# --- 4d452f8: the hook's import thread ----------------------------------------------------
+PROBE = """
+import sys
+from git_checkpoint.core import preload
+from git_checkpoint.entry.hook import SAVE_MODULES
+from git_checkpoint.fast import quickcheck
+found = quickcheck.check('.', while_scanning=lambda: preload.start(*SAVE_MODULES))
+preload.wait()
+print(found is not None and found.unchanged)
+print(all(m in sys.modules for m in SAVE_MODULES))
+"""
+
+
+def probe(repo: Repo) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=repo.path, capture_output=True, text=True,
+        env=dict(os.environ), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_the_save_path_is_imported_while_git_scans(saved: Repo) -> None:
+    assert probe(saved) == ["True", "True"]  # unchanged: imported all the same, unused
+    saved.write("src/app.py", "print('again')\n")
+    assert probe(saved) == ["False", "True"]
+
+
+def test_a_changed_workspace_saves_after_the_imports(saved: Repo) -> None:
+    from .conftest import auto
+
+    saved.write("src/app.py", "print('again')\n")
+    name = auto(saved)
+    assert name is not None and name.endswith("cp_002")
+    assert auto(saved) is None
+
+
+# --- the thread changes nothing around it -------------------------------------------------
 
 
 def hook(repo: Repo, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -40,12 +76,11 @@ def test_ctrl_c_while_the_quick_scan_and_the_imports_run(
     saved: Repo,
     tmp_path: Path,
 ) -> None:
-    """BREAK (likely older than 4d452f8): Ctrl-C to the hook alone while the quick
-    check's three git children run. check() spawns status, config and the include
-    listing, then waits on each in turn; the KeyboardInterrupt raised in the first wait
-    lets Spawned.finish wait for that child only. The hook says 'interrupted' and exits
-    while `git config` (here slowed to 0.5 s) still runs: a git child left behind.
-    Nothing around the Spawned objects in check() waits for the others on the way out."""
+    """Ctrl-C to the hook alone while the quick check's three git children run (status,
+    config and the include listing, waited for in turn; `git config` here slowed to
+    0.5 s): the hook says 'interrupted', saves nothing, and exits only once every one of
+    its git children is done, the one still running too, not only the one it was
+    waiting for when the Ctrl-C came."""
     saved.write("src/app.py", "print('changed')\n")
     before = _refs(saved)
     mark = tmp_path / "config-done"
@@ -136,39 +171,3 @@ def test_save_auto_and_the_hook_agree(saved: Repo) -> None:
     before = _refs(saved)
     assert hook(saved).stderr == ""
     assert _refs(saved) == before
-
-
-PROBE = """
-import sys
-from git_checkpoint.core import preload
-from git_checkpoint.entry.hook import SAVE_MODULES
-from git_checkpoint.fast import quickcheck
-found = quickcheck.check('.', while_scanning=lambda: preload.start(*SAVE_MODULES))
-preload.wait()
-print(found is not None and found.unchanged)
-print(all(m in sys.modules for m in SAVE_MODULES))
-"""
-
-
-def probe(repo: Repo) -> list[str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=repo.path, capture_output=True, text=True,
-        env=dict(os.environ), check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.split()
-
-
-def test_the_save_path_is_imported_while_git_scans(saved: Repo) -> None:
-    assert probe(saved) == ["True", "True"]  # unchanged: imported all the same, unused
-    saved.write("src/app.py", "print('again')\n")
-    assert probe(saved) == ["False", "True"]
-
-
-def test_a_changed_workspace_saves_after_the_imports(saved: Repo) -> None:
-    from .conftest import auto
-
-    saved.write("src/app.py", "print('again')\n")
-    name = auto(saved)
-    assert name is not None and name.endswith("cp_002")
-    assert auto(saved) is None

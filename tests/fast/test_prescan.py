@@ -149,7 +149,7 @@ def test_git_dir_in_the_environment_means_no_early_scan(repo: Repo, tmp_path: Pa
 
 @pytest.mark.parametrize("launcher", [True, False])
 def test_the_users_index_is_never_written_through_its_link(repo: Repo, launcher: bool) -> None:
-    """The scratch indexes are hard links to the user's index (gitfast.link_or_copy):
+    """The scratch indexes are hard links to the user's index (gitcore/spawn.link_or_copy):
     git refreshing one writes a new file and renames it over the link, never into the
     shared file."""
     repo.write("src/app.py", "print('edited')\n")
@@ -158,17 +158,18 @@ def test_the_users_index_is_never_written_through_its_link(repo: Repo, launcher:
     before = index.read_bytes(), index.stat().st_ino, index.stat().st_mtime_ns
     if launcher:
         repo.cp("save")
-    else:  # the plain path: no early scan, gitio.temp_index links the same way
+    else:  # the plain path: no early scan, gitcore/repo.temp_index links the same way
         subprocess.run([sys.executable, "-m", "git_checkpoint", "save"], cwd=repo.path, check=True)
     assert (index.read_bytes(), index.stat().st_ino, index.stat().st_mtime_ns) == before
     assert "src/app.py" in repo.git("show", "--stat", "refs/checkpoints/main/cp_001")
 
 
-# --- 2. races -----------------------------------------------------------------------------
+# --- counted through the launcher: the early scan's children ------------------------------
 
 
 def test_a_save_through_git_checkpoint_starts_the_early_scan(repo: Repo) -> None:
-    """Guard for this file: `git checkpoint save` here does start the early scan."""
+    """`git checkpoint save` (as `Repo.cp` runs it: git finds the venv's launcher first on
+    PATH) starts the early scan: its three children are among the git calls."""
     repo.write("src/app.py", "changed\n")
     calls = logged(repo, "save", "-m", "x")
     assert len(early_calls(calls)) == 3, calls
@@ -217,7 +218,7 @@ def test_a_bad_config_after_the_early_scan_leaves_nothing(repo: Repo) -> None:
     assert lock_free(repo.path / ".git")
 
 
-# --- the scratch folder ---------------------------------------------------------------------
+# --- the scratch folder, whatever the command ----------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def files_head(path: Path) -> str | None:
         return head_commit(found.common_dir, fh.read())
 
 
-# --- 1. head_commit against git, and the early scan taken (not dropped) ---------------------
+# --- HEAD's commit read from files as git reads it, and the early scan taken ---------------
 
 
 def _packed(repo: Repo) -> Repo:
@@ -135,15 +135,16 @@ def test_an_unknown_ref_storage_fails_as_the_plain_path_and_leaves_no_scratch(
     assert scratch_left(repo.path / ".git") == [] and lock_free(repo.path / ".git")
 
 
-# --- 1b. a repository the early scan will not write into, but git takes -----------------------
+# --- a repository the early scan will not write into, but git takes ------------------------
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository away")
 def test_a_foreign_repository_allowed_by_safe_directory_saves_as_the_plain_path(
     repo: Repo, tmp_path: Path
 ) -> None:
-    """Owned by another user, allowed by safe.directory='*': _ours says no, so the save
-    takes the plain path (slower), and must succeed as `python -m git_checkpoint` does."""
+    """Owned by another user, allowed by safe.directory='*': the early scan will not write
+    into it (fast/prescan._ours says no), so the save takes the plain path (slower), and
+    must succeed as `python -m git_checkpoint` does."""
     home = Path(os.environ["HOME"])
     with open(home / ".gitconfig", "a", encoding="utf-8") as fh:
         fh.write("[safe]\n\tdirectory = *\n")
@@ -182,7 +183,7 @@ def test_a_split_index_saves_as_the_plain_path(repo: Repo, tmp_path: Path) -> No
     assert repo.git("status", "--porcelain") == twin.git("status", "--porcelain")
 
 
-# --- 1c. repositories found differently by the walk and by git -------------------------------
+# --- repositories found differently by the walk and by git ---------------------------------
 
 
 def _worktree_elsewhere(repo: Repo, tmp_path: Path, name: str) -> tuple[Path, Path]:
@@ -211,7 +212,7 @@ def test_core_worktree_elsewhere_fails_as_the_plain_path(repo: Repo, tmp_path: P
     assert scratch_left(holder / ".git") == [] and lock_free(holder / ".git")
 
 
-# --- 1d. bytes git takes that the early scan's Python does not --------------------------------
+# --- bytes git takes that the early scan's Python does not ---------------------------------
 
 
 def test_a_nul_in_heads_symref_saves_as_the_plain_path(repo: Repo, tmp_path: Path) -> None:
@@ -236,7 +237,7 @@ def test_a_git_file_with_a_nul_fails_as_the_plain_path(repo: Repo, tmp_path: Pat
     assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
 
 
-# --- 3. odd repositories ------------------------------------------------------------------
+# --- odd workspaces, worktrees and submodules ----------------------------------------------
 
 
 def _sparse(repo: Repo) -> None:

@@ -25,7 +25,7 @@ from ..launcher import (
 )
 from .conftest import fresh_copy
 
-# --- 1. fault injection through the launcher ------------------------------------------------
+# --- a fault-injecting git (tests/fault_git) first on PATH, the launcher run directly --------
 
 
 def _kill_run(repo: Repo, args: tuple[str, ...], n: int, mode: str) -> tuple[int, list[str]]:
@@ -70,7 +70,7 @@ def test_save_killed_at_every_git_call_keeps_the_workspace_and_frees_the_lock(
     """SIGKILL at each git call of a save (the early children included, which also go
     through PATH's git), before and after the call: the work tree, index and HEAD are
     untouched, the lock is free, the next save works. (Scratch folders a kill leaves in
-    .git are reported by doctor only after an hour: doctor.SCRATCH_AGE.)"""
+    .git are reported by doctor only after an hour: doctor/checks.SCRATCH_AGE.)"""
     template = _save_template(tmp_path)
     counted = fresh_copy(template, tmp_path / "count")
     code, calls = _kill_run(counted, ("save", "-m", "two"), 0, "before")

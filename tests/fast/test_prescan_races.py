@@ -29,6 +29,8 @@ from ..launcher import (
 )
 from .conftest import copy_of, git_head
 
+# --- changes made after the early scan read the workspace ---------------------------------
+
 
 def test_a_clean_file_edited_after_the_early_scan_is_not_vouched_for(
     repo: Repo, tmp_path: Path
@@ -139,7 +141,7 @@ def test_a_commit_during_the_save_gives_a_consistent_base_and_index(
 
 
 # A git that runs $RV_EDIT (a shell line, in the work tree) before the first
-# `update-index --add` it sees: that call hashes the overlay (_overlay_tree), after the
+# `update-index --add` it sees: that call hashes the overlay (save/overlay), after the
 # scan listed it and its limits and stat data were taken.
 EDIT_BEFORE_ADD = """#!/bin/sh
 for a in "$@"; do
@@ -159,7 +161,7 @@ def edit_before_add_env(tmp_path: Path, edit: str) -> dict[str, str]:
     )
 
 
-# --- 2. a moved HEAD: the early scan dropped, nothing left behind ----------------------------
+# --- a moved HEAD: the early scan dropped, nothing left behind ------------------------------
 
 
 def test_a_commit_during_the_save_drops_the_early_scan_and_leaves_nothing(
@@ -196,7 +198,7 @@ def test_a_branch_switch_during_a_restore_drops_the_early_scan_and_leaves_nothin
     assert lock_free(repo.path / ".git")
 
 
-# --- 3. failures in the overlay hashed on a thread ----------------------------------------
+# --- failures in the overlay hashed on a thread --------------------------------------------
 
 
 def _overlay_repo(repo: Repo) -> None:

@@ -73,7 +73,7 @@ def test_overlay_file_edited_is_rehashed_when_built_on(saved: Repo) -> None:
 
 def test_tracked_folder_replaced_by_a_link(repo: Repo) -> None:
     """`add -u -- b/a` refuses a path beyond a symbolic link; the save must still take
-    the change (found by the property test)."""
+    the change."""
     repo.write("b/a", "inside\n")
     repo.commit_all("b/a")
     settled_save(repo)

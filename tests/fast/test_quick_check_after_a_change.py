@@ -19,9 +19,6 @@ from ..tree_oracle import reference_tree
 SETTLE = quickstate.RACY_NS / 1e9 + 0.05
 
 
-# --- the quick check ------------------------------------------------------------------------
-
-
 def auto(repo: Repo) -> str | None:
     code = "from git_checkpoint.entry.hook import auto_save; print(auto_save('.', 'auto'))"
     proc = subprocess.run(

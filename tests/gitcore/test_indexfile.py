@@ -68,7 +68,7 @@ def test_an_empty_seed_is_an_empty_index(repo: Repo, tmp_path: Path) -> None:
 
 def test_git_written_indexes_read_the_same_or_not_at_all(repo: Repo, tmp_path: Path) -> None:
     """Versions 2 and 3 read as ls-files lists them; version 4, a split index, a
-    conflict or a damaged file answer None (graft then asks ls-files)."""
+    conflict or a damaged file answer None (the graft then asks ls-files)."""
     real = repo.path / ".git/index"
     assert indexfile.read_entries(str(real)) == listed(repo, real)
     index = tmp_path / "index"
@@ -95,7 +95,8 @@ def test_git_written_indexes_read_the_same_or_not_at_all(repo: Repo, tmp_path: P
 
 
 def test_the_overlay_tree_is_write_trees(repo: Repo, tmp_path: Path) -> None:
-    """U's tree, built from the scratch index here (graft.tree_of, loose.py), is the one
+    """U's tree, built from the scratch index here (save/graft.tree_of, gitcore/loose), is the one
+
     `write-tree` writes for the same files; git's strict fsck finds nothing to say."""
     names = ["a", "a.txt", "a-b", "x/y/z.txt", "x/y.txt", "x/y-/q", "dé/ü.md", "bin/run"]
     for name in names:

@@ -160,8 +160,8 @@ def test_config_that_is_not_utf8_is_left_to_git(
 def test_an_identity_that_is_not_utf8_is_left_to_git(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Environment bytes that are not UTF-8 (Latin-1 \\xe9): git re-encodes them, and a
-    commit written here held them raw (helper-17)."""
+    """Environment bytes that are not UTF-8 (Latin-1 \\xe9): git re-encodes them, so such an
+    identity is left to git, never written raw into a commit here."""
     import os
 
     monkeypatch.setenv("GIT_AUTHOR_NAME", os.fsdecode(b"Caf\xe9 L1"))

@@ -91,9 +91,9 @@ def test_a_pack_of_our_trees_reads_and_verifies_as_gits_own(repo: Repo) -> None:
 
 
 def test_a_pack_whose_index_cannot_be_written_is_not_left(tmp_path: Path) -> None:
-    """A full disk between the two files: write_pack wrote and renamed the .pack, then
-    failed on the .idx, and left a pack git warns about ('no corresponding .idx') until
-    a gc. Both are now written before either is renamed."""
+    """A full disk between the two files: write_pack writes both the .pack and the .idx
+    before it renames either, so a failure on the .idx leaves no pack git would warn
+    about ('no corresponding .idx') until a gc."""
     import hashlib
 
     from git_checkpoint.gitcore import loose

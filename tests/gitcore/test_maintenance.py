@@ -287,7 +287,8 @@ def pre_auto_gc(repo: Repo, body: str) -> Path:
 
 def test_maintenance_auto_zero_spelled_00_turns_it_off(repo: Repo) -> None:
     """`git maintenance run --auto` does not read maintenance.auto itself (git's commit
-    checks it before asking): a 00 read as true ran gc against the user's setting."""
+    checks it before asking): 00 is read as git reads it, false, and no gc runs against
+    the user's setting."""
     with_packs(repo, 3)
     repo.git("config", "gc.autoPackLimit", "2")
     repo.git("config", "maintenance.auto", "00")
@@ -405,7 +406,7 @@ def test_run_leaves_no_zombie_gc_behind(repo: Repo, tmp_path: Path) -> None:
     assert zombies == [0, 0, 0]
 
 
-# --- 2. auto maintenance in the background of an agent hook ----------------------------
+# --- auto maintenance after an agent hook's save --------------------------------------
 
 SLOW_PRUNE = r"""#!/bin/sh
 # a slow pack-refs: the prune of the packed loose refs/heads/main holds its lock 3 s

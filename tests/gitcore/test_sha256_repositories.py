@@ -20,7 +20,7 @@ def sha256_repo(tmp_path: Path) -> Repo:
 
 
 def test_sha256_objects_are_left_to_git(repo: Repo, tmp_path: Path) -> None:
-    """Ids of 64 hex digits: the overlay's tree and graft's trees come from git."""
+    """Ids of 64 hex digits: the overlay's tree and the graft's trees come from git."""
     from git_checkpoint.gitcore.repo import Repo as GitRepo
 
     usual = GitRepo.discover(repo.path)
@@ -32,7 +32,7 @@ def test_sha256_objects_are_left_to_git(repo: Repo, tmp_path: Path) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="SHA-256 repositories are not supported yet: the refs are created against a "
-    "40-digit zero id (gitio.ZERO_OID), and manifests and sharing expect 40-digit ids",
+    "40-digit zero id (gitcore/formats.ZERO_OID), and manifests and sharing expect 40-digit ids",
 )
 def test_a_sha256_repository_saves_and_restores(tmp_path: Path) -> None:
     repo = sha256_repo(tmp_path)

@@ -23,11 +23,35 @@ CP = shutil.which("git-checkpoint", path=BIN)  # the one `git checkpoint` runs i
 needs_cp = pytest.mark.skipif(CP is None or REAL_GIT is None, reason="needs git-checkpoint")
 
 
+JOURNAL = ".git/checkpoint/restore-journal.json"
+
+
+# --- a workspace as a restore must leave it -------------------------------------------
+
+
 def full_state(repo: Repo) -> tuple[object, ...]:
     """Work tree, index, and what git says of it (intent-to-add and ignored included)."""
     fp, index = state(repo)
     status = repo.git("status", "--porcelain=v2", "--untracked-files=all", "--ignored")
     return fp, index, status
+
+
+def copy_repo(repo: Repo, to: Path) -> Repo:
+    shutil.copytree(repo.path, to, symlinks=True)
+    return Repo(to)
+
+
+# --- git-checkpoint run directly, a `git` first on PATH that acts at a chosen call ----
+
+
+def git_wrapper(tmp_path: Path, body: str) -> Path:
+    """A folder holding a `git` that runs the shell `body`, then the real git."""
+    folder = tmp_path / "wrap"
+    folder.mkdir(exist_ok=True)
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\n{body}\nexec {REAL_GIT} "$@"\n')
+    script.chmod(0o755)
+    return folder
 
 
 def run_with_git(
@@ -39,89 +63,6 @@ def run_with_git(
     return subprocess.run(
         [CP, *args], cwd=cwd or repo.path, env=full, capture_output=True, text=True, check=False
     )
-
-
-def git_wrapper(tmp_path: Path, body: str) -> Path:
-    folder = tmp_path / "wrap"
-    folder.mkdir(exist_ok=True)
-    script = folder / "git"
-    script.write_text(f'#!/bin/sh\n{body}\nexec {REAL_GIT} "$@"\n')
-    script.chmod(0o755)
-    return folder
-
-
-def copy_repo(repo: Repo, to: Path) -> Repo:
-    shutil.copytree(repo.path, to, symlinks=True)
-    return Repo(to)
-
-
-# --- adoption: a file the target holds, hidden by a new rule and edited --------------------
-
-
-def hidden_and_edited(repo: Repo) -> None:
-    repo.write("notes/todo.txt", "mine\n")
-    repo.cp("save", "-m", "base")
-    with open(repo.path / ".gitignore", "a") as fh:
-        fh.write("notes/\n")
-    repo.write("notes/todo.txt", "the attempt's edit\n")
-
-
-# --- intent-to-add entries whose file is gone -----------------------------------------------
-
-
-def marked_then_deleted(repo: Repo, path: str, force: bool = False) -> None:
-    repo.write(path, "x\n")
-    repo.git("add", "-N", *(["-f"] if force else []), "--", path)
-    (repo.path / path).unlink()
-    folder = (repo.path / path).parent
-    while folder != repo.path and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
-
-
-def fresh_checkout(repo: Repo, commit: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """What `git checkout` of `commit` writes: a fresh detached worktree's files."""
-    repo.git("worktree", "add", "-q", "--detach", str(where), commit)
-    try:
-        found = fingerprint(where)
-    finally:
-        repo.git("worktree", "remove", "--force", str(where))
-    found.pop(".git", None)
-    return found
-
-
-def checkout_files(repo: Repo, commit: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """What `git checkout` of `commit` writes: a fresh detached worktree's files."""
-    repo.git("worktree", "add", "-q", "--detach", str(where), commit)
-    try:
-        return fingerprint(where)
-    finally:
-        repo.git("worktree", "remove", "--force", str(where))
-
-
-def cp_commit(repo: Repo, name: str) -> str:
-    return repo.git("rev-parse", f"refs/checkpoints/main/{name}").strip()
-
-
-def same_as_checkout(repo: Repo, name: str, tmp_path: Path, only: list[str] | None = None) -> None:
-    """Every file of checkpoint `name`'s tracked tree (or those in `only`: what the
-    restore wrote) is on disk as git writes it."""
-    wanted = checkout_files(repo, cp_commit(repo, name), tmp_path / "oracle")
-    wanted.pop(".git", None)
-    if only is not None:
-        wanted = {p: wanted[p] for p in only}
-    got = fingerprint(repo.path)
-    assert {p: got.get(p) for p in wanted} == wanted
-
-
-def staging_empty(repo: Repo) -> None:
-    stage = repo.path / ".git" / "checkpoint" / "staging"
-    assert not stage.exists() or list(stage.iterdir()) == []
-    assert not [p for p in (repo.path / ".git").iterdir() if p.name.startswith("checkpoint-")]
-    assert not [p for p in repo.path.rglob(".checkpoint-*")]
-
-
-JOURNAL = ".git/checkpoint/restore-journal.json"
 
 
 WRAPPER = """#!/bin/sh
@@ -195,6 +136,56 @@ def interrupted(repo: Repo, tmp: Path, *args: str, on: str, when: str = "true") 
     assert (repo.path / JOURNAL).exists(), "the kill came too early or too late"
 
 
+# --- git's own checkout: the bytes a restore must write -------------------------------
+
+
+def cp_commit(repo: Repo, name: str) -> str:
+    return repo.git("rev-parse", f"refs/checkpoints/main/{name}").strip()
+
+
+def fresh_checkout(repo: Repo, commit: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
+    """What `git checkout` of `commit` writes: a fresh detached worktree's files, without
+    its `.git` file."""
+    repo.git("worktree", "add", "-q", "--detach", str(where), commit)
+    try:
+        found = fingerprint(where)
+    finally:
+        repo.git("worktree", "remove", "--force", str(where))
+    found.pop(".git", None)
+    return found
+
+
+def checkout_files(repo: Repo, commit: str, where: Path) -> dict[str, tuple[str, bytes, bool]]:
+    """What `git checkout` of `commit` writes: a fresh detached worktree's files, its
+    `.git` file included."""
+    repo.git("worktree", "add", "-q", "--detach", str(where), commit)
+    try:
+        return fingerprint(where)
+    finally:
+        repo.git("worktree", "remove", "--force", str(where))
+
+
+def same_as_checkout(repo: Repo, name: str, tmp_path: Path, only: list[str] | None = None) -> None:
+    """Every file of checkpoint `name`'s tracked tree (or those in `only`: what the
+    restore wrote) is on disk as git writes it."""
+    wanted = checkout_files(repo, cp_commit(repo, name), tmp_path / "oracle")
+    wanted.pop(".git", None)
+    if only is not None:
+        wanted = {p: wanted[p] for p in only}
+    got = fingerprint(repo.path)
+    assert {p: got.get(p) for p in wanted} == wanted
+
+
+def staging_empty(repo: Repo) -> None:
+    stage = repo.path / ".git" / "checkpoint" / "staging"
+    assert not stage.exists() or list(stage.iterdir()) == []
+    assert not [p for p in (repo.path / ".git").iterdir() if p.name.startswith("checkpoint-")]
+    assert not [p for p in repo.path.rglob(".checkpoint-*")]
+
+
+# --- workspaces the tests start from --------------------------------------------------
+
+
 @pytest.fixture
 def two(repo: Repo) -> Repo:
     """cp_001 with a.txt 'one'; then the workspace has a.txt 'two' and b.txt."""
@@ -204,3 +195,23 @@ def two(repo: Repo) -> Repo:
     repo.write("a.txt", "two\n")
     repo.write("b.txt", "new\n")
     return repo
+
+
+def hidden_and_edited(repo: Repo) -> None:
+    """cp_001 holds notes/todo.txt; then a new rule hides it and the attempt edits it."""
+    repo.write("notes/todo.txt", "mine\n")
+    repo.cp("save", "-m", "base")
+    with open(repo.path / ".gitignore", "a") as fh:
+        fh.write("notes/\n")
+    repo.write("notes/todo.txt", "the attempt's edit\n")
+
+
+def marked_then_deleted(repo: Repo, path: str, force: bool = False) -> None:
+    """`git add -N` of `path`, then the file and its emptied folders removed."""
+    repo.write(path, "x\n")
+    repo.git("add", "-N", *(["-f"] if force else []), "--", path)
+    (repo.path / path).unlink()
+    folder = (repo.path / path).parent
+    while folder != repo.path and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent

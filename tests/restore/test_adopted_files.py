@@ -24,7 +24,7 @@ from .conftest import JOURNAL, full_state, git_wrapper, hidden_and_edited, needs
 
 # Where a SIGKILL lands around the adoption: the first listing of untracked files once
 # .gitignore is the target's again, and before/after the adoption's `cat-file commit`
-# (store.add_to_overlay, which only the adoption runs).
+# (storage/commits.add_to_overlay, which only the adoption runs).
 AFTER_RULES = (
     'if [ "$1 $2 $3" = "ls-files -z -o" ] && ! grep -q notes/ .gitignore; then\n'
     "  kill -KILL $PPID; exit 137\nfi"
@@ -191,7 +191,7 @@ def test_a_fetched_checkpoint_never_replaces_a_file_this_clone_ignores(
     repo: Repo, tmp_path: Path
 ) -> None:
     """Adoption is for this machine's own checkpoints: a fetched one holding `.env` in
-    its overlay does not replace the `.env` this clone ignores (refused, as before)."""
+    its overlay does not replace the `.env` this clone ignores: it is refused."""
     url = bare_repo(tmp_path / "server.git").as_uri()
     a = publish(repo, url)
     a.write("settings.local", "API=https://their.example\n")

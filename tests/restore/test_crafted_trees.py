@@ -15,8 +15,6 @@ from ..conftest import Repo
 from ..helpers import blob, fingerprint, forge_checkpoint, mktree
 from .conftest import same_as_checkout, staging_empty
 
-# --- helpers -------------------------------------------------------------------------
-
 
 def _raw_tree(repo: Repo, entries: list[tuple[str, str, str]]) -> str:
     """A tree written byte for byte from (mode, name, id) rows: nothing is checked."""
@@ -35,7 +33,7 @@ def _forge(repo: Repo, entries: list[tuple[str, str, str]]) -> str:
     return forge_checkpoint(repo, _raw_tree(repo, keyed))
 
 
-# --- crafted trees: objects.py's parser and the raw symlink path ------------------------
+# --- crafted trees: the tree parser and the raw symlink path --------------------------
 
 
 @pytest.mark.parametrize(

@@ -30,9 +30,6 @@ def test_folders_elsewhere_still_go(repo: Repo) -> None:
     assert not (repo.path / "work").exists()
 
 
-# --- the folder a restore runs in ------------------------------------------------------------
-
-
 def test_a_file_written_where_the_cwd_folder_is_does_not_remove_the_cwd(repo: Repo) -> None:
     repo.write("x", "file\n")
     repo.commit_all("x")

@@ -71,7 +71,7 @@ def test_a_write_that_fails_midway_goes_back_by_itself(repo: Repo) -> None:
     repo.write("a.txt", "two\n")
     repo.write("d/b.txt", "two\n")
     before = state(repo)
-    # An immutable file can be neither written (materialize._overwrite) nor unlinked.
+    # An immutable file can be neither written over nor unlinked.
     if subprocess.run(["chattr", "+i", str(repo.path / "d/b.txt")]).returncode:
         pytest.skip("this filesystem has no immutable files")
     try:

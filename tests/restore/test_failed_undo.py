@@ -78,9 +78,6 @@ def test_a_failed_undo_leaves_the_interrupted_restore_to_continue(repo: Repo) ->
     assert repo.git("status", "--porcelain") == ""
 
 
-# --- a failed undo of an interrupted restore ------------------------------------------------
-
-
 @needs_cp
 def test_undo_and_rollback_both_failing_keep_the_way_back(repo: Repo, tmp_path: Path) -> None:
     for i in (1, 2, 3):

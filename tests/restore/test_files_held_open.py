@@ -25,8 +25,8 @@ def _fresh_perms(executable: bool = False) -> int:
     return (0o777 if executable else 0o666) & ~mask
 
 
-# --- Found as defects of a restore that wrote files over in place (since reverted): a file
-# written over is not "the same to every reader as a new file"
+# --- processes that hold the old file: a file written over is not "the same to every
+# reader as a new file"
 
 
 def test_a_running_script_goes_on_with_its_own_lines(repo: Repo, tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def _has_group(name: str) -> bool:
     return True
 
 
-# --- Guards: what held
+# --- files a write in place would not give what a new file gets
 
 
 def test_a_running_program_is_replaced_not_written_over(repo: Repo) -> None:

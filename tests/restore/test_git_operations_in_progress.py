@@ -8,8 +8,6 @@ import pytest
 from ..conftest import Repo
 from ..helpers import state
 
-# --- git states ----------------------------------------------------------------------------
-
 
 def _conflict(repo: Repo) -> None:
     repo.write("c.txt", "base\n")

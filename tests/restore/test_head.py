@@ -38,9 +38,6 @@ def test_undo_asks_before_moving_a_head_that_moved_since(repo: Repo) -> None:
     assert repo.git("rev-parse", "HEAD").strip() == later
 
 
-# --- third round: a reading of the code ------------------------------------------------
-
-
 def test_continue_never_drops_a_commit_made_after_the_interruption(repo: Repo) -> None:
     repo.cp("save")
     repo.write("src/app.py", "later\n")

@@ -16,8 +16,6 @@ import pytest
 from ..conftest import Repo
 from ..helpers import blob, forge_checkpoint, mktree, state
 
-# --- hostile input ---------------------------------------------------------------------------
-
 
 def test_a_checkpoint_with_a_non_regular_config_file_is_refused(repo: Repo) -> None:
     link = blob(repo, b"/dev/zero")

@@ -15,8 +15,6 @@ from ..helpers import blob, forge_checkpoint, mktree, state
 from ..restore_oracle import same_as
 from .conftest import fresh_checkout
 
-# --- hostile rule files in a forged (fetched) checkpoint ------------------------------
-
 
 def _raw_tree(repo: Repo, entries: list[tuple[str, str, str]]) -> str:
     """A tree written byte for byte from (mode, name, id) rows: nothing is checked."""

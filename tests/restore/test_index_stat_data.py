@@ -87,8 +87,8 @@ STRACE = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fchmod"]
 @needs_strace
 def test_undo_after_a_sigkill_in_set_stats_removes_its_lock_and_goes_back(repo: Repo) -> None:
     """A SIGKILL cannot be held back: the index.lock set_stats made stays, and every git
-    command (undo's too) failed on it until removed by hand. The next restore, undo or
-    --continue removes it: that very file (device and inode), its process gone."""
+    command (undo's too) would fail on it until removed by hand. The next restore, undo
+    or --continue removes it: that very file (device and inode), its process gone."""
     for i in range(COUNT):
         repo.write(f"many/d{i % 7}/f{i:04}.txt", f"file {i}\n")
     repo.commit_all("many files")

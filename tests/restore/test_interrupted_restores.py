@@ -14,8 +14,6 @@ from ..conftest import Repo
 from ..helpers import state
 from .conftest import JOURNAL, direct, interrupted, trapped
 
-# --- data loss ------------------------------------------------------------------------------
-
 
 def test_continue_saves_what_changed_after_the_interruption(two: Repo, tmp_path: Path) -> None:
     interrupted(two, tmp_path, "restore", "cp_001", on="add --refresh")

@@ -420,7 +420,7 @@ def _after_the_writes(
     checkpoint: Runner, start: Path, op: tuple[str, ...], calls: list[str], after: Look
 ) -> int:
     """The first call N such that a restore killed before it has written the work tree:
-    what is left for `--continue` is the index, the marks and the sweep (points 3, 14)."""
+    what is left for `--continue` is the index, the marks and the sweep."""
     first = next((n for n, c in enumerate(calls, 1) if c.startswith("update-ref")), 1)
     for n in range(first, len(calls) + 1):  # no journal before the safety checkpoint's ref
         probe = copy(start, start.parent / "probe")
@@ -703,7 +703,7 @@ def test_every_kill_point_recovers(checkpoint: Runner, scenario: str, tmp_path: 
     assert all(v.ok for v in verdicts), text
 
 
-# --- issue 7, points 13 and 14 at their own kill points -----------------------------------
+# --- single kill points, checked on their own -----------------------------------------
 
 
 def _killed(checkpoint: Runner, prep: Prepared, where: Path, n: int, mode: str) -> Path:

@@ -210,9 +210,9 @@ def test_symlink_in_the_workspace_is_never_followed(repo: Repo, tmp_path: Path) 
 
 
 def test_an_unmanaged_file_in_the_way_is_kept_in_the_safety_checkpoint(repo: Repo) -> None:
-    """It was refused (exit 3), which left an agent's rollback stuck at the attempt; the
-    file is now stored before it is overwritten (test_restore_hidden.py: too big ones
-    are still refused)."""
+    """A file the target tracks, ignored and untracked now: it is kept in the safety
+    checkpoint before it is overwritten, so a rollback is not stuck at the attempt, and
+    undo gives it back (restore/test_adopted_files.py: too big ones are refused)."""
     repo.write("gen/out.txt", "tracked once\n")
     repo.commit_all("add gen")
     repo.cp("save")

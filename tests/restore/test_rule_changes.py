@@ -60,7 +60,7 @@ def _big_text(seed: str) -> bytes:
     return line * (BIG // len(line) + 1)
 
 
-# --- 1. a missing blob below a changed rule -----------------------------------------
+# --- a missing blob below a changed rule ----------------------------------------------
 
 
 @pytest.mark.parametrize("rule", ["changed", "added", "removed"])
@@ -99,7 +99,7 @@ def test_a_missing_blob_below_a_changed_rule_stops_before_anything(
     assert state(repo) == before
 
 
-# --- 2. a smudge filter that fails below a changed rule ------------------------------
+# --- a smudge filter that fails below a changed rule ----------------------------------
 
 
 def _filter(repo: Repo, tmp_path: Path, required: bool = True) -> Path:
@@ -210,7 +210,7 @@ def test_a_failing_smudge_during_continue_puts_back_what_it_found(
     assert repo.git("status", "--porcelain", "--untracked-files=no") == ""
 
 
-# --- 3. large files, executables and symlinks below a changed rule ---------------------
+# --- large files, executables and symlinks below a changed rule -----------------------
 
 
 @pytest.mark.parametrize("rule", ["changed", "added", "removed", "filter"])
@@ -335,8 +335,8 @@ def test_a_link_file_under_core_symlinks_false_is_replaced(
     reason="a .gitattributes that its own new rule converts ('* text eol=crlf') is staged"
     " by checkout-index, which reads rules work tree first (git's check-in direction): the"
     " old rule file on disk rules it and it is written with LF; git's checkout reads the"
-    " new index first and writes CRLF (not from f9210b5: the rule files were staged so"
-    " before; only the files below them are converted after the rules change)",
+    " new index first and writes CRLF (the rule files themselves are staged before the"
+    " rules change; only the files below them are converted after)",
 )
 @pytest.mark.parametrize("where", ["own", "parent"])
 def test_a_rule_file_converted_by_the_new_rules_gets_gits_bytes(
@@ -624,7 +624,7 @@ def test_an_edit_right_after_the_check_below_a_changed_rule_is_left_alone(
     """sub/b.txt is below a rule the restore changes; it is checked against the safety
     checkpoint (git hashes it under the rules on disk), then its stat data is taken.
     An edit between the two is never seen: the stat data is taken after it. (CRLF on
-    disk under eol=crlf makes the check ask git: raw_match cannot say.)"""
+    disk under eol=crlf makes the check ask git: restore/checks.raw_match cannot say.)"""
     repo.write(".gitattributes", "*.txt -text\n")
     repo.write("sub/b.txt", "bee\n")
     repo.commit_all("raw")

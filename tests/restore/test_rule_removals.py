@@ -17,8 +17,6 @@ from ..helpers import state
 from ..restore_oracle import as_git_writes, killed_run, read_tree_oracle, same_as
 from .conftest import cp_commit, fresh_checkout
 
-# --- 1. a restore that removes a .gitattributes ---------------------------------------
-
 
 def test_nested_rules_one_removed_one_kept_one_changed(repo: Repo, tmp_path: Path) -> None:
     repo.write(".gitattributes", "*.txt eol=crlf\n")

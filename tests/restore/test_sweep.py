@@ -22,7 +22,8 @@ def _rules_change(repo: Repo) -> None:
 
 
 def test_an_edit_made_during_the_sweep_is_left_not_deleted(repo: Repo, tmp_path: Path) -> None:
-    """02: the bytes check ran before the sweep's git calls."""
+    """An edit that lands while the sweep runs its git calls is seen (the bytes are
+    checked after them): the restore stops with exit 3 and the edit stays."""
     _rules_change(repo)
     repo.write("work.txt", "draft\n")
     env = trapped(repo, tmp_path, " keeps ", "echo 'IMPORTANT EDIT' >> work.txt")
@@ -32,7 +33,8 @@ def test_an_edit_made_during_the_sweep_is_left_not_deleted(repo: Repo, tmp_path:
 
 
 def test_no_unlink_through_a_folder_swapped_for_a_symlink(repo: Repo, tmp_path: Path) -> None:
-    """07: a file outside the work tree was unlinked."""
+    """A folder swapped for a symlink to outside while the sweep runs: nothing is unlinked
+    through it, the file outside stays."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "x.txt").write_text("precious\n")
@@ -45,7 +47,8 @@ def test_no_unlink_through_a_folder_swapped_for_a_symlink(repo: Repo, tmp_path: 
 
 
 def test_restore_then_undo_keeps_an_ignored_file_the_target_also_held(repo: Repo) -> None:
-    """01: undo removed an ignored file that was there before the restore."""
+    """A file the target held as work, ignored now: the restore and its undo leave it as
+    it was before the restore, not removed by the undo."""
     repo.write("gen/x.txt", "g\n")
     repo.cp("save", "-m", "gen captured as work")
     repo.write(".gitignore", "gen/\n")  # now ignored, outside the managed set
@@ -56,7 +59,8 @@ def test_restore_then_undo_keeps_an_ignored_file_the_target_also_held(repo: Repo
 
 
 def test_untracked_exclude_is_never_swept_by_older_rules(repo: Repo) -> None:
-    """10: files the configuration in force excludes were stored and deleted."""
+    """Files the configuration in force excludes are neither stored nor deleted by a
+    restore to a checkpoint saved before they were excluded."""
     repo.cp("save", "-m", "before data/ was excluded")
     repo.write(".checkpoint.yaml", "untracked:\n  exclude: [data/]\n")
     for i in range(20):

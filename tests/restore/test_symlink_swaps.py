@@ -44,9 +44,6 @@ def test_a_folder_swapped_for_a_symlink_comes_back(
     assert (repo.path / "b").is_symlink()
 
 
-# --- symlink swaps --------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("depth", ["top", "deep"])
 def test_a_deep_folder_swapped_for_a_symlink_to_outside_is_never_followed(
     repo: Repo, tmp_path: Path, depth: str

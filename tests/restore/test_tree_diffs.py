@@ -12,8 +12,6 @@ from git_checkpoint.save import secrets
 
 from ..conftest import Repo, make_repo
 
-# --- 981e84d: diff-tree with an empty index ---------------------------------------------
-
 
 def _submodule_trees(repo: Repo, tmp_path: Path) -> tuple[str, str]:
     """Two trees that differ in a gitlink, a regular file and an added file; .gitmodules
@@ -78,12 +76,11 @@ def test_sparse_checkout_restore_uses_the_tree_diff(repo: Repo) -> None:
 
 
 def test_a_file_where_the_no_index_folder_goes(repo: Repo) -> None:
-    """BREAK (low severity): <git dir>/checkpoint/no-index is a file (anything may put
-    one there, or an older tool's cache of that name). git opens
-    .../no-index/index, gets ENOTDIR, not ENOENT, and dies 'index file open failed:
-    Not a directory': the restore, which needed no index at all, refuses (exit 3)
-    with 'unsafe checkpoint main/cp_001: unreadable tree', blaming a sound checkpoint.
-    Before 981e84d it read the real index and worked."""
+    """<git dir>/checkpoint/no-index is a file (anything may put one there, or an older
+    tool's cache of that name). git would open .../no-index/index, get ENOTDIR, not
+    ENOENT, and die 'index file open failed: Not a directory': the restore, which needs
+    no index at all, must not refuse (exit 3) with 'unsafe checkpoint main/cp_001:
+    unreadable tree', blaming a sound checkpoint. It restores."""
     repo.cp("save", "-m", "one")
     repo.write("README.md", "changed\n")
     (repo.path / ".git" / "checkpoint").mkdir(exist_ok=True)

@@ -14,9 +14,9 @@ import pytest
 from ..conftest import Repo
 from ..helpers import blob, forge_checkpoint, state
 
-# Above restore.INDEX_DIFF_FROM (64): the diff-based paths run; 100 written files get
+# Above restore/plan.INDEX_DIFF_FROM (64): the diff-based paths run; 100 written files get
 # their stat data refreshed by name, 150 by a refresh of the whole index (past 128);
-# 300 are written by two threads (materialize.PARALLEL_WRITES).
+# 300 are written by two threads (restore/apply.PARALLEL_WRITES).
 MANY = 150
 
 
@@ -72,7 +72,7 @@ def test_a_wholesale_restore_and_its_undo_are_exact(repo: Repo, many: int) -> No
 
     repo.cp("undo")
     assert state(repo) == attempt
-    # The safety checkpoint's 148 new trees went to git as one pack (PACK_FROM), which
+    # The safety checkpoint's 148 new trees went to git as one pack (gitcore/repo.PACK_FROM), which
     # git reads and checks like any other.
     assert list((repo.path / ".git" / "objects" / "pack").glob("pack-*.idx"))
     fsck = subprocess.run(["git", "fsck", "--strict"], cwd=repo.path, capture_output=True)
@@ -81,7 +81,7 @@ def test_a_wholesale_restore_and_its_undo_are_exact(repo: Repo, many: int) -> No
 
 def test_blobs_past_the_memory_limit_and_empty_ones_restore(repo: Repo) -> None:
     paths = _spread(repo)
-    big = os.urandom(3 << 20)  # past MEMORY_BLOB_MAX: staged in a file, then renamed
+    big = os.urandom(3 << 20)  # past restore/stage.MEMORY_BLOB_MAX: staged in a file, then renamed
     (repo.path / "big.bin").write_bytes(big)
     repo.write("empty.txt", "")
     for path in paths:
@@ -148,14 +148,14 @@ def _message(cp_id: str, head: str) -> str:
     )
 
 
-def test_a_forged_checkpoint_reused_as_our_index_commit_skips_the_tree_checks(
+def test_a_forged_checkpoint_reused_as_our_index_commit_is_still_checked(
     repo: Repo,
 ) -> None:
     """The trees file names every I commit a save used, and a save reuses the previous
-    checkpoint's I commit when its tree equals ours (write_checkpoint). Only that I
+    checkpoint's I commit when its tree equals ours (storage/commits). Only that I
     commit's *tree* is ours: its parents are whoever wrote it. A forged checkpoint Y whose
-    commit is also the I commit of a forged latest checkpoint X becomes "ours for sure"
-    after one ordinary save, and its hostile index tree is then never checked."""
+    commit is also the I commit of a forged latest checkpoint X must not become "ours for
+    sure" after one ordinary save: its hostile index tree is still checked."""
     head = repo.git("rev-parse", "HEAD").strip()
     head_tree = repo.git("rev-parse", "HEAD^{tree}").strip()
     bad = _out_of_order_tree(repo)
@@ -177,7 +177,7 @@ def test_a_forged_checkpoint_reused_as_our_index_commit_skips_the_tree_checks(
     repo.write("src/app.py", "print('edited')\n")
     repo.cp("save", "-m", "mine")
     kept = (repo.path / ".git" / "checkpoint" / "trees").read_text()
-    assert y in kept  # (the precondition of the attack)
+    assert y in kept  # (so Y looks like one of ours)
 
     before = state(repo)
     proc = repo.cp("restore", "cp_050", expect=None)

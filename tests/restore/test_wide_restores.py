@@ -62,7 +62,7 @@ def _with_strace_inject(repo: Repo, inject: str, *args: str) -> subprocess.Compl
     )
 
 
-# --- Defect: a SIGKILL while set_stats holds index.lock, then an undo that fails
+# --- a SIGKILL while set_stats holds index.lock, then an undo that fails
 
 
 @needs_strace
@@ -78,12 +78,12 @@ def test_undo_still_goes_back_after_a_failed_undo_on_a_stale_lock(repo: Repo) ->
     assert lock.exists()  # set_stats held it (fchmod of the lock) when the SIGKILL came
     first = repo.cp("undo", expect=None)  # (it removes the lock its killed run left)
     lock.unlink(missing_ok=True)  # as git's message says to, were it still there
-    if first.returncode != 0:  # (tests/test_undo_failed.py: the journal is left for this)
+    if first.returncode != 0:  # (restore/test_failed_undo.py: the journal is left for this)
         repo.cp("undo")
     assert _full_state(repo) == before
 
 
-# --- Defect: a same-size edit between a file's write and the fstat taken for the index
+# --- a same-size edit between a file's write and the fstat taken for the index
 
 _WATCHER = r"""
 import ctypes, os, struct, sys
@@ -113,9 +113,9 @@ while len(done) < len(wds):
 @needs_strace
 @pytest.mark.xfail(
     strict=True,
-    reason="defect (narrow race): a same-size edit landing between a file's write and the "
-    "fstat taken for set_stats is recorded as clean; `update-index --refresh` hashed the "
-    "file and saw it (git's own checkout has the same microsecond window)",
+    reason="a narrow race: a same-size edit landing between a file's write and the fstat "
+    "taken for set_stats is recorded as clean, where `update-index --refresh` would hash "
+    "the file and see it (git's own checkout has the same microsecond window)",
 )
 def test_an_edit_right_after_a_write_is_not_shown_clean(repo: Repo, tmp_path: Path) -> None:
     _many(repo, "good {i}\n")
@@ -269,9 +269,8 @@ def test_a_signal_while_set_stats_holds_the_lock(repo: Repo, sig: str) -> None:
 @needs_strace
 @pytest.mark.parametrize("n", [2, 80, COUNT - 1])
 def test_a_sigkill_between_an_unlink_and_its_new_file(repo: Repo, n: int) -> None:
-    """Killed as it unlinks one old file, some written before it (the restore wrote
-    over old files in place for a while; this test killed it between a write and its
-    truncation then): undo and --continue each bring back a whole state."""
+    """Killed as it unlinks one old file, some written before it: undo and --continue
+    each bring back a whole state."""
     _many(repo, "good {i}\n")
     repo.commit_all("many")
     repo.cp("save", "-m", "good")

@@ -12,8 +12,6 @@ from ..conftest import Repo
 from ..helpers import configure, state, verifier
 from .conftest import interrupted_run
 
-# --- 2. the hints name the run's checkpoint and are accepted as printed --------------
-
 
 def restore_command(out: str) -> list[str]:
     found = re.search(r"^rollback point: \S+  \(`?(git checkpoint restore [^)`]*)", out, re.M)

@@ -1,6 +1,7 @@
 """Stopping `git checkpoint run` stops everything its agent started: a signal to run (or
 through git), Ctrl-C typed at the agent, which is the terminal's foreground job, and
-Ctrl-Z; what the agent leaves running is stopped before its attempt is saved."""
+Ctrl-Z; what the agent leaves running is stopped before its attempt is saved. A SIGTERM
+to `verify` ends it the same way, exit 143."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from .conftest import interrupted_run, start, stays_unchanged, wait_for
 LATE_WRITER = "(trap '' HUP; sleep 1.5; echo late > late.txt; echo late >> README.md) &"
 
 
-# --- 1. nothing the agent started outlives run --------------------------------------
+# --- nothing the agent started outlives run -------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from ..conftest import Repo
 
-# --- helpers --------------------------------------------------------------------------------------
-
 
 def git_bytes(path: Path, *args: str) -> bytes:
+    """git's stdout as bytes; the call must succeed."""
     proc = subprocess.run(["git", *args], cwd=path, capture_output=True, check=False)
     assert proc.returncode == 0, f"git {args}: {proc.stderr.decode()}"
     return proc.stdout
@@ -33,14 +32,17 @@ def tree(repo: Repo, rev: str) -> dict[str, tuple[str, str]]:
 
 
 def blob(repo: Repo, rev: str, path: str) -> bytes:
+    """The bytes of `path` in `rev`."""
     return git_bytes(repo.path, "cat-file", "blob", f"{rev}:{path}")
 
 
 def parents(repo: Repo, rev: str) -> list[str]:
+    """The parents of commit `rev`."""
     return repo.git("rev-list", "--no-walk", "--parents", "-n", "1", rev).split()[1:]
 
 
 def save_json(repo: Repo, *args: str, cwd: Path | None = None) -> dict:
+    """`git checkpoint save --json ARGS`, its answer parsed."""
     proc = repo.cp("save", "--json", *args, cwd=cwd)
     return json.loads(proc.stdout)
 
@@ -50,6 +52,7 @@ def write_config(repo: Repo, text: str) -> None:
 
 
 def assert_fsck_clean(repo: Repo) -> None:
+    """`git fsck --strict` finds nothing to say."""
     proc = subprocess.run(
         ["git", "fsck", "--strict", "--no-progress"],
         cwd=repo.path,

@@ -10,8 +10,6 @@ from ..conftest import Repo
 from ..helpers import REF1, checkpoint_refs
 from .conftest import assert_fsck_clean, blob, parents, tree
 
-# --- shape of the checkpoint ----------------------------------------------------------------------
-
 
 def test_save_writes_stash_shaped_commit(repo: Repo) -> None:
     base = repo.git("rev-parse", "HEAD").strip()

@@ -11,8 +11,6 @@ from ..conftest import Repo
 from ..helpers import REF1, checkpoint_refs
 from .conftest import assert_fsck_clean, blob, tree
 
-# --- concurrency ----------------------------------------------------------------------------------
-
 
 def run_parallel(jobs: list[tuple[list[str], Path]]) -> list[subprocess.CompletedProcess[str]]:
     procs = [

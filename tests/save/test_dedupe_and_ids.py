@@ -9,8 +9,6 @@ from ..conftest import Repo
 from ..helpers import REF1, REF2, checkpoint_refs, one_line_error
 from .conftest import save_json
 
-# --- dedupe and ids -------------------------------------------------------------------------------
-
 
 def test_dedupe_then_change(repo: Repo) -> None:
     repo.write("README.md", "one\n")

@@ -52,9 +52,6 @@ def check(repo: Repo) -> str | None:
     return got
 
 
-# --- graft versus add -u --------------------------------------------------------------------
-
-
 def test_names_sorting_around_slash(base: Repo) -> None:
     for name in ("a/b/f.txt", "a.b/f.txt", "a-b/f.txt", "a0/f.txt", "a.txt"):
         base.write(name, f"changed {name}\n")

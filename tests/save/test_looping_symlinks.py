@@ -23,9 +23,9 @@ def _folder_then_loop(repo: Repo) -> None:
 
 
 def test_a_looping_link_saved_beside_an_assume_unchanged_file_restores(repo: Repo) -> None:
-    """One assume-unchanged entry sends the save down the staged path (`add -u`), which
-    ed7dc4b's _behind_looping_links does not cover: git skips d/a/*.txt at ELOOP, the
-    checkpoint keeps them beside the link d/a, and no restore accepts it."""
+    """One assume-unchanged entry sends the save down the staged path (`add -u`): there too
+    the tracked d/a/*.txt git skips at ELOOP must not be kept beside the link d/a, a
+    checkpoint no restore would accept."""
     repo.git("update-index", "--assume-unchanged", "README.md")
     _folder_then_loop(repo)
     repo.cp("save", "-m", "the link")
@@ -38,10 +38,10 @@ def test_a_looping_link_saved_beside_an_assume_unchanged_file_restores(repo: Rep
 
 
 def test_a_restore_over_an_ignored_looping_link_brings_the_folder_back(repo: Repo) -> None:
-    """_behind_looping_links looks only at the scan's untracked list: a looping link that
-    .gitignore matches (the fixture ignores *.log) is not there, git skips the tracked
-    files below it, and the restore writes nothing yet says the workspace matches
-    (below a non-looping ignored link it refuses honestly)."""
+    """A looping link that .gitignore matches (the fixture ignores *.log) is in no
+    untracked list: git skips the tracked files below it all the same, and the restore
+    must not write nothing there and say the workspace matches (below a non-looping
+    ignored link it refuses honestly)."""
     repo.write("d/x.log/f.txt", "f\n")
     repo.git("add", "-f", "d/x.log/f.txt")
     repo.git("commit", "-q", "-m", "a folder named like an ignored file")
@@ -57,10 +57,10 @@ def test_a_restore_over_an_ignored_looping_link_brings_the_folder_back(repo: Rep
 
 
 def test_a_looping_link_in_an_include_folder_is_saved_and_restored_over(repo: Repo) -> None:
-    """The same gap through untracked.include: a tracked folder below an included
-    ignored folder (node_modules/ is ignored by the fixture) replaced by a looping link.
-    The save says 'unchanged since cp_001', and a restore of cp_001 writes nothing
-    below the link yet says the workspace matches."""
+    """The same through untracked.include: a tracked folder below an included ignored
+    folder (node_modules/ is ignored by the fixture) replaced by a looping link. The save
+    must not say 'unchanged since cp_001', nor a restore of cp_001 write nothing below the
+    link yet say the workspace matches."""
     repo.write("node_modules/pkg/f.txt", "f\n")
     repo.git("add", "-f", "node_modules/pkg/f.txt")
     repo.write(".checkpoint.yaml", "untracked:\n  include: [node_modules/]\n")

@@ -9,8 +9,6 @@ from ..conftest import Repo
 from ..helpers import REF1
 from .conftest import write_config
 
-# --- manifest, message, reflog --------------------------------------------------------------------
-
 MANIFEST_KEYS = {
     "run_id",
     "repo",

@@ -89,7 +89,8 @@ def test_a_local_zone_with_seconds_west_of_utc_is_git_s_zone(
 
 
 def test_a_save_with_a_date_git_refuses_is_no_broken_commit(repo: Repo) -> None:
-    """Before: commit-tree refused the date (exit 4). Now a commit fsck --strict rejects."""
+    """A date `git commit-tree` refuses: the save fails in one line (exit 4, no
+    traceback), or writes a commit `git fsck --strict` accepts, never a broken one."""
     repo.write("src/app.py", "print('two')\n")
     proc = repo.cp(
         "save",
@@ -125,8 +126,8 @@ def test_a_save_in_a_zone_with_seconds_writes_git_s_zone(
 def test_use_config_only_is_not_answered_from_email_env(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """git refuses $EMAIL under user.useConfigOnly (no identity); the checkpoint then fell
-    back to git-checkpoint@localhost. Written here: the $EMAIL git was told not to use."""
+    """git refuses $EMAIL under user.useConfigOnly (no identity): the commit written here
+    must not take the $EMAIL git was told not to use either."""
     for name in EMAIL_ENV:
         monkeypatch.delenv(name)
     monkeypatch.setenv("EMAIL", "private@home.example")

@@ -12,8 +12,6 @@ from ..conftest import Repo, make_repo
 from ..helpers import REF1, checkpoint_refs, one_line_error
 from .conftest import blob, parents, save_json, tree, write_config
 
-# --- the overlay ----------------------------------------------------------------------------------
-
 
 def test_untracked_files_go_to_parentless_overlay(repo: Repo) -> None:
     binary = os.urandom(300)

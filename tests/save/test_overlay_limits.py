@@ -13,8 +13,6 @@ from ..helpers import REF1, blob_stored, checkpoint_refs, one_line_error
 from ..launcher import no_traceback, scratch_left
 from .conftest import save_json, tree, write_config
 
-# --- guards ---------------------------------------------------------------------------------------
-
 
 def test_overlay_file_limit(repo: Repo) -> None:
     write_config(repo, "limits: {overlay_max_files: 10}\n")
@@ -56,9 +54,6 @@ def test_overlay_limit_exactly_at_limit_is_fine(repo: Repo) -> None:
     repo.write("a/1", "1\n")
     repo.write("a/2", "2\n")
     assert save_json(repo)["overlay_files"] == 3
-
-
-# --- 4. overlay limits and secrets ----------------------------------------------------------
 
 
 def test_an_overlay_over_its_file_limit_is_refused_before_hashing(repo: Repo) -> None:

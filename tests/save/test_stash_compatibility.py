@@ -10,8 +10,6 @@ from pathlib import Path
 from ..conftest import Repo
 from ..helpers import REF1, workspace_files
 
-# --- stash compatibility --------------------------------------------------------------------------
-
 
 def apply_in_clone(repo: Repo, tmp_path: Path, ref: str) -> Repo:
     clone = tmp_path / "clone"

@@ -14,11 +14,10 @@ def _objects(repo: Repo) -> tuple[int, int]:
 
 
 def test_an_unchanged_save_writes_no_pack_of_trees_it_already_has(repo: Repo) -> None:
-    """write_objects leaves a loose tree that is there already (it only renews its
-    date); write_pack writes every tree it is given, present or not. So each capture of
-    a change spread over 128+ folders adds one more pack of the same trees: a save that
-    finds nothing changed adds ~400 duplicate trees as a new pack, every time (git's
-    gc.autoPackLimit is 50: `git gc --auto` then repacks everything)."""
+    """The trees of a change spread over 128+ folders go to git as one pack: a save that
+    finds nothing changed must not write those ~400 trees again, as a new pack each time
+    (git's gc.autoPackLimit is 50: `git gc --auto` would then repack everything). A
+    loose tree already there only has its date renewed."""
     paths = [f"p{i}/q{i % 3}/f{i}" for i in range(200)]
     for n, path in enumerate(paths):
         repo.write(path, f"{n}\n")
@@ -29,7 +28,7 @@ def test_an_unchanged_save_writes_no_pack_of_trees_it_already_has(repo: Repo) ->
     before = _objects(repo)
     for _ in range(3):
         assert "unchanged since cp_001" in repo.cp("save", "-m", "again").stdout
-    assert _objects(repo) == before  # nothing new to store; 3 more packs here
+    assert _objects(repo) == before  # nothing new to store: no pack, no loose object
 
 
 def _packs(repo: Repo) -> list[str]:
@@ -37,8 +36,8 @@ def _packs(repo: Repo) -> list[str]:
 
 
 def test_a_wide_save_packs_its_trees_once_and_git_has_them_all(repo: Repo) -> None:
-    """store_trees asks only whether the root is stored: saving the same wide change
-    again adds no pack, and every tree below every checkpoint is there."""
+    """Repo.store_trees (gitcore/repo) asks only whether the root is stored: saving the
+    same wide change again adds no pack, and every tree below every checkpoint is there."""
     for i in range(160):
         repo.write(f"w/d{i:03}/f.txt", f"base {i}\n")
     repo.commit_all("wide")

@@ -12,8 +12,6 @@ from ..conftest import Repo, make_repo
 from ..helpers import REF1, checkpoint_refs, one_line_error, state
 from .conftest import blob, git_bytes, parents, save_json, tree
 
-# --- unusual repositories -------------------------------------------------------------------------
-
 
 def test_unborn_head(empty_repo: Repo) -> None:
     r = empty_repo

@@ -506,8 +506,7 @@ def test_repeated_wide_saves_then_gc(repo: Repo) -> None:
         repo.cp("save", "-m", f"round {n}", expect=None)
         counts.append(len([p for p in _packs(repo) if p.endswith(".pack")]))
         repo.git("fsck", "--strict", "--no-dangling")
-    # (rawhash wrote one pack per distinct change: [1, 2, 3, 3, 3, 3]) the same change
-    # again stores nothing more
+    # the same change again stores nothing more
     assert counts[3:] == [counts[2]] * 3, counts
     repo.cp("restore", "cp_002")
     repo.git("gc", "-q")
@@ -557,7 +556,7 @@ def _pack_bytes(repo: Repo) -> int:
     return sum(p.stat().st_size for p in (repo.path / ".git/objects/pack").glob("*.pack"))
 
 
-# -- settings git reads differently from rawhash ------------------------------------------
+# -- settings with more than one spelling, and safecrlf -----------------------------------
 
 
 def test_autocrlf_given_without_a_value(repo: Repo) -> None:

@@ -12,8 +12,6 @@ from ..conftest import Repo
 from ..helpers import REF1
 from .conftest import blob
 
-# --- racy git and leaving the user's files alone --------------------------------------------------
-
 
 def test_racy_git_same_size_rewrite(repo: Repo) -> None:
     """`git add` then a same-size rewrite in the same second: the index entry looks clean

@@ -1,5 +1,5 @@
 """A repository with two tasks and several checkpoints, for the names that resolve to
-them."""
+them and the drops that take them away."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ..conftest import Repo
 
 
 def shown_commit(repo: Repo, name: str) -> str:
+    """The commit `show NAME` resolves the name to."""
     return repo.cp_json("show", name)["commit"]
 
 

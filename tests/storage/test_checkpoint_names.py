@@ -140,7 +140,7 @@ def test_other_unknown_names(three: Repo) -> None:
 
 
 def test_ambiguous_commit_prefix(repo: Repo) -> None:
-    """Two checkpoint commits made to share a 6-hex prefix (found by hashing offline)."""
+    """Two checkpoint commits made to share a 6-hex prefix (a pair searched for offline)."""
     import hashlib
 
     repo.write("README.md", "1\n")

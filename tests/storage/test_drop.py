@@ -9,8 +9,6 @@ import subprocess
 from ..conftest import Repo
 from ..helpers import checkpoint_refs, one_line_error, rev
 
-# --- drop -----------------------------------------------------------------------------------------
-
 
 def test_drop_prints_the_undo_command(three: Repo) -> None:
     ref = "refs/checkpoints/main/cp_002"

@@ -16,7 +16,7 @@ from ..helpers import checkpoint_parents
 from ..helpers import checkpoint_parents as parents
 from ..launcher import no_traceback, traced
 
-# --- 6. a tampered quick state ---------------------------------------------------------------
+# --- a tampered quick state -----------------------------------------------------------
 
 
 def _saved_with_quick_state(repo: Repo) -> Path:
@@ -61,7 +61,7 @@ def test_garbage_trees_in_the_quick_state_do_not_crash(repo: Repo, bad: object) 
 
 
 def test_a_malformed_tree_in_the_quick_state_does_not_reach_a_restore(repo: Repo) -> None:
-    """Only a save takes trees from the quick state (store.save_trees_of); a restore
+    """Only a save takes trees from the quick state (storage/commits.save_trees_of); a restore
     asks git what the checkpoint holds."""
     path = _saved_with_quick_state(repo)
     staged = repo.git("ls-files", "-s")

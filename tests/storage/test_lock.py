@@ -12,8 +12,6 @@ from ..conftest import Repo
 from ..helpers import REF1, REF2, checkpoint_refs, one_line_error
 from ..launcher import early_calls, lock_free, logged, look, scratch_left
 
-# --- 5. nesting and the lock ----------------------------------------------------------------
-
 
 def test_a_nested_checkpoint_from_a_git_hook_waits_no_longer_than_lock_timeout(
     repo: Repo,

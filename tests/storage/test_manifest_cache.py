@@ -7,7 +7,7 @@ from ..conftest import Repo
 
 
 def test_manifests_are_parsed_once_and_a_broken_cache_is_no_cache(repo: Repo) -> None:
-    """Listing checkpoints keeps each parsed manifest by commit id (manifest_cache.py)."""
+    """Listing checkpoints keeps each parsed manifest by commit id (storage/manifest_cache)."""
     import json
 
     def listing() -> list[list[str]]:  # without the age column, which moves on

@@ -42,11 +42,8 @@ def test_the_same_event_twice_is_two_lines(repo: Repo, monkeypatch: pytest.Monke
     )
 
 
-# --- 7db7742: note lines with and without an id -----------------------------------------
-
-
 def _old_lines(repo: Repo, commit: str, *events: Any) -> None:
-    """Note lines as versions before 7db7742 wrote them: no `id`."""
+    """Note lines without an `id`, as earlier versions of the tool wrote them."""
     text = "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
     repo.git("notes", f"--ref={notes.NOTES_REF}", "add", "-f", "-m", text.rstrip("\n"), commit)
 

@@ -93,9 +93,6 @@ def test_promote_with_evidence(repo: Repo) -> None:
     assert repo.cp_json("promote", "cp_001")["status"] == "promoted"
 
 
-# --- second round -----------------------------------------------------------------------
-
-
 def test_promoted_checkpoint_holds_what_the_verifiers_saw(repo: Repo) -> None:
     configure(repo, verifier("c", "grep -q good src/app.py && echo generated > src/app.py"))
     out = repo.cp("run", "--attempts", "1", "--", "sh", "-c", "echo good > src/app.py").stdout
