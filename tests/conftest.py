@@ -123,3 +123,17 @@ def repo(tmp_path: Path) -> Iterator[Repo]:
     r.write(".gitignore", "*.log\nnode_modules/\n")
     r.commit_all("initial")
     yield r
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Repo:
+    """Folders whose names sort around `/` (a, a/b, a.b, a-b, a0), a file beside them and
+    an executable: where the graft (save/) and the quick check (fast/) could part from
+    git's order."""
+    r = make_repo(tmp_path / "work")
+    for d in ("a", "a/b", "a.b", "a-b", "a0"):
+        r.write(f"{d}/f.txt", f"{d}\n")
+    r.write("a.txt", "a\n")
+    r.write("run.sh", "#!/bin/sh\n", mode=0o755)
+    r.commit_all("base")
+    return r

@@ -1,4 +1,4 @@
-"""Shared by the attacks on restores that change `.gitattributes`: git itself as the
+"""Shared by the tests of restores that change `.gitattributes`: git itself as the
 oracle of the bytes a restore writes, git-checkpoint run directly, and a `git` that
 kills it or edits the work tree at a chosen call."""
 

@@ -1,7 +1,8 @@
 """Real git servers on loopback, for the sharing tests: a bare repository over file://,
 `git daemon` (git://) and smart HTTP through `git http-backend` behind a small
 threaded HTTP server written here (a CGI bridge of forty lines). Each server is
-started by the test that needs it and stopped at teardown.
+started by the test that needs it and stopped at teardown. And the machines that talk
+to them: a repository published to a server, a clone of it, the refs a server holds.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from .conftest import Repo
 
 
 def bare_repo(path: Path) -> Path:
@@ -162,3 +165,29 @@ def http_server_counted(base: Path) -> Iterator[tuple[str, type[_HttpBackend]]]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+# --- the machines on either side ----------------------------------------------------------
+
+CONFIG = "verifiers:\n  - {name: unit, command: test -f src/app.py}\n"
+
+
+def publish(repo: Repo, url: str) -> Repo:
+    """`repo` with a verifier committed, pushed to the server at `url` as origin."""
+    repo.write(".checkpoint.yaml", CONFIG)
+    repo.commit_all("config")
+    repo.git("remote", "add", "origin", url)
+    repo.git("push", "-q", "origin", "main")
+    return repo
+
+
+def clone(url: str, path: Path) -> Repo:
+    """Another machine: a clone of the server at `url`."""
+    subprocess.run(["git", "clone", "-q", url, str(path)], check=True, capture_output=True)
+    return Repo(path)
+
+
+def remote_refs(repo: Repo) -> dict[str, str]:
+    """The refs origin holds: ref -> object id."""
+    out = repo.git("ls-remote", "origin")
+    return {ref: oid for oid, ref in (line.split("\t") for line in out.splitlines())}

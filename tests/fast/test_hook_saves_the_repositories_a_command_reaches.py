@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import Repo, make_repo
-from ..test_hooks_agents import checkpoints, payload, run_hook
+from .test_agent_hooks import checkpoints, payload, run_hook
 from git_checkpoint.fast.hook import MAX_REPOSITORIES
 
 

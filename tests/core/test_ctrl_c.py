@@ -1,0 +1,322 @@
+"""Ctrl-C (SIGINT, to git-checkpoint alone or to its whole process group as a terminal
+sends it) at any moment of a save, a restore, an undo, a push or a run: one line
+`git checkpoint: interrupted` (with the way on, for a half-done restore), exit 130,
+every git child done and the lock free by the exit, no scratch folder left, and the
+next command works. A second Ctrl-C, or one that lands in a finalizer, is no
+different."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import Repo
+from ..launcher import LAUNCHER, REAL_GIT, launch_via_shell, lock_free, scratch, wrapper_env
+
+INTERRUPTED = "git checkpoint: interrupted\n"
+
+
+def start(repo: Repo, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [LAUNCHER, *args], cwd=repo.path, env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def wait_for(path: Path, seconds: float = 20) -> int:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text().split()[0])
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never written")
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def run_in_session(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The launcher in a session of its own: `kill -INT 0` in a wrapper git is a Ctrl-C
+    at the terminal (every process of the group gets it), without reaching pytest."""
+    return subprocess.run(
+        [LAUNCHER, *args], cwd=repo.path, env={**os.environ, **env}, capture_output=True,
+        text=True, check=False, timeout=60, start_new_session=True,
+    )  # fmt: skip
+
+
+def test_ctrl_c_to_us_alone_while_git_waits_on_a_remote_exits(repo: Repo, tmp_path: Path) -> None:
+    """`push` runs `git ls-remote` over ssh; the remote does not answer. SIGINT sent to
+    git-checkpoint alone (`kill -INT`, an IDE's or agent harness's stop button), three
+    times: it is out within seconds, exit 130, one line, rather than waiting for git to
+    end by itself (here 30 s, two ssh tries of 15 s; with a black-holed host never)."""
+    repo.cp("save", "-m", "one")
+    pids = tmp_path / "ssh.pids"
+    ssh = tmp_path / "slow-ssh"
+    ssh.write_text(f'#!/bin/sh\necho $$ >> "{pids}"\nexec sleep 15\n')
+    ssh.chmod(0o755)
+    repo.git("remote", "add", "origin", "ssh://example.invalid/x.git")
+    repo.git("config", "core.sshCommand", str(ssh))
+    proc = start(repo, "push", "origin")
+    try:
+        wait_for(pids)
+        for _ in range(3):
+            os.kill(proc.pid, signal.SIGINT)
+            time.sleep(0.3)
+        try:
+            _, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            err = "still running 5 s after three SIGINTs"
+    finally:
+        for pid in pids.read_text().split() if pids.exists() else []:
+            if alive(int(pid)):
+                os.kill(int(pid), signal.SIGKILL)
+        proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, INTERRUPTED)
+
+
+def test_a_second_ctrl_c_at_startup_is_still_one_line(repo: Repo, tmp_path: Path) -> None:
+    """Ctrl-C twice, 0.2 s apart, while the launcher imports and its early scan's git
+    still runs. The second lands while the early scan (fast/prescan) waits for its git
+    on the way out: save, restore and undo still exit 130 with one line, leave no
+    scratch folder (.git/checkpoint-*/, the index copies) and free the lock; no
+    traceback from the launcher or the console's exit, no death by SIGINT."""
+    repo.write("new.txt", "new\n")
+    repo.cp("save", "-m", "one")
+    repo.write("new.txt", "changed\n")
+    body = (
+        'case " $* " in *" status "*) kill -INT $PPID; sleep 0.2; kill -INT $PPID; sleep 0.3;; esac'
+    )
+    env = wrapper_env(tmp_path, body)
+    seen = []
+    for args in (["save", "-m", "two"], ["restore", "cp_001"], ["undo"]):
+        proc = start(repo, *args, env=env)
+        _, err = proc.communicate(timeout=60)
+        seen.append((args[0], proc.returncode, err.splitlines()[-1:], err.count("\n")))
+    assert seen == [(a, 130, [INTERRUPTED.strip()], 1) for a in ("save", "restore", "undo")]
+    assert scratch(repo) == []
+    assert lock_free(repo.path / ".git")
+
+
+def test_a_second_ctrl_c_while_restore_reads_objects_is_one_line(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A second Ctrl-C 0.1 s after the first, while restore's `cat-file --batch` child
+    (gitcore/catfile) still runs: exit 130 and `interrupted`, nothing more on stderr (no
+    `Exception ignored in` a finalizer waiting for cat-file, where a KeyboardInterrupt
+    could only be printed)."""
+    for i in range(20):
+        repo.write(f"d/f{i}.txt", f"one {i}\n")
+    repo.cp("save", "-m", "one")
+    for i in range(20):
+        repo.write(f"d/f{i}.txt", f"two {i}\n")
+    marker = tmp_path / "once"
+    body = (
+        f'case " $* " in *" cat-file --batch "*) if mkdir "{marker}" 2>/dev/null; then'
+        " kill -INT $PPID; sleep 0.1; kill -INT $PPID; sleep 0.3; fi;; esac"
+    )
+    proc = start(repo, "restore", "cp_001", env=wrapper_env(tmp_path, body))
+    _, err = proc.communicate(timeout=60)
+    assert marker.exists()
+    assert (proc.returncode, err) == (130, INTERRUPTED)
+
+
+def test_a_second_ctrl_c_during_run_still_stops_the_agent(repo: Repo, tmp_path: Path) -> None:
+    """`run -- AGENT` where the agent ignores SIGINT (asks "really quit?", say): one
+    Ctrl-C stops it 5 s later (runloop/loop kills it), and a second Ctrl-C within those
+    5 s must not skip the kill: exit 130, and the agent is gone, not left running
+    orphaned and editing the workspace (the README: Ctrl-C stops the agent)."""
+    repo.write(".checkpoint.yaml", "verifiers:\n  - name: ok\n    command: 'true'\n")
+    repo.commit_all("config")
+    pidfile = tmp_path / "agent.pid"
+    agent = f"trap '' INT; echo $$ > '{pidfile}'; exec sleep 30"
+    proc = start(repo, "run", "--", "sh", "-c", agent)
+    pid = wait_for(pidfile)
+    try:
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        left = alive(pid)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert not left, "the agent still runs after git checkpoint run exited"
+
+
+# A Ctrl-C that lands while a finalizer runs (Popen.__del__, wherever the last reference
+# to a finished child goes, or a weakref callback): Python cannot raise out of a
+# finalizer, so the handler delivers it again just after it, rather than letting it be
+# printed as `Exception ignored in ... KeyboardInterrupt` and lost.
+SCRIPT = """
+
+import os, signal
+from git_checkpoint.core.interrupts import interrupt_once
+interrupt_once()
+class Child:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)  # the handler runs inside the finalizer
+        for _ in range(1000):
+            pass
+try:
+    Child()
+    for _ in range(10 ** 7):
+        pass
+    print("carried on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+WEAKREF = """
+import os, signal, weakref
+from git_checkpoint.core.interrupts import interrupt_once
+interrupt_once()
+class Thing:
+    pass
+def callback():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):
+        pass
+try:
+    thing = Thing()
+    weakref.finalize(thing, callback)
+    del thing
+    for _ in range(10 ** 7):
+        pass
+    print("carried on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("script", [SCRIPT, WEAKREF], ids=["__del__", "weakref callback"])
+def test_a_ctrl_c_inside_a_finalizer_still_interrupts(script: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    for _ in range(3):
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        )
+        assert proc.stdout == "interrupted\n", proc.stdout + proc.stderr
+        assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_ctrl_c_in_the_middle_of_a_restore_says_how_to_go_on(repo: Repo, tmp_path: Path) -> None:
+    """A Ctrl-C after the first file was replaced says at once, in its one line, that the
+    restore is half done and the way on (`--continue`, `undo`), not only `interrupted`."""
+    repo.write("src/app.py", "print('saved')\n")
+    repo.git("add", "src/app.py")  # staged: the written file's stat data is refreshed
+    repo.cp("save", "-m", "one")
+    repo.write("src/app.py", "print('attempt')\n")
+    script = 'case " $* " in *" --refresh "*) kill -INT 0;; esac'  # after the writes
+    proc = run_in_session(repo, wrapper_env(tmp_path, script), "restore", "cp_001")
+    assert proc.returncode == 130
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "interrupted, the restore of main/cp_001 half done" in proc.stderr
+    assert "restore --continue" in proc.stderr and "undo" in proc.stderr
+    repo.cp("restore", "--continue")
+    assert (repo.path / "src" / "app.py").read_text() == "print('saved')\n"
+
+
+def test_ctrl_c_while_the_checkpoint_is_written_on_a_thread_waits_for_git(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A save writes the checkpoint on a thread beside the secrets scan. Ctrl-C once the
+    scan is done reaches the main thread while it waits for that thread: exit 130 must
+    mean every git child is done (the console's promise) and the lock free, so no
+    `git update-ref` still runs to create, a second later, a cp_002 the user was told
+    was interrupted (with no event logged)."""
+    repo.write("new.txt", "new\n")
+    repo.cp("save", "-m", "one")
+    repo.write("new.txt", "changed\n")
+    mark = tmp_path / "update-ref-done"
+    body = (
+        'case " $* " in *" update-ref "*) sleep 1; kill -INT $PPID; sleep 1;'
+        ' "$REAL" "$@"; rc=$?; touch "$MARK"; exit $rc;; esac'
+    )
+    env = wrapper_env(tmp_path, body, REAL=REAL_GIT, MARK=str(mark))
+    proc = subprocess.run(
+        [LAUNCHER, "save", "-m", "two"], cwd=repo.path, env={**os.environ, **env},
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    done_at_exit, free_at_exit = mark.exists(), lock_free(repo.path / ".git")
+    time.sleep(1.5)
+    saved = "cp_002" in repo.git("for-each-ref", "refs/checkpoints/")
+    assert (proc.returncode, proc.stderr) == (130, "git checkpoint: interrupted\n")
+    assert done_at_exit, "exited 130 while its git update-ref still ran"
+    assert free_at_exit
+    assert scratch(repo) == []
+    assert saved == done_at_exit
+
+
+def test_ctrl_c_that_reaches_git_is_an_interruption_not_a_git_failure(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A terminal's Ctrl-C reaches the git children too. When the one that dies of it
+    runs on the thread that stores the checkpoint (its git child is update-ref; the
+    commits are written in-process), the save still says `interrupted`, exit 130, not
+    `git update-ref … failed: exit -2`, exit 4 (a git failure, design §7): the
+    interruption wins over the failure it caused. Six tries, as the moment varies."""
+    repo.write("new.txt", "new\n")
+    repo.cp("save", "-m", "one")
+    script = 'case " $* " in *" commit-tree "*|*" update-ref "*) kill -INT 0;; esac'
+    env = wrapper_env(tmp_path, script)
+    seen = set()
+    for n in range(6):
+        repo.write("new.txt", f"changed {n}\n")
+        proc = run_in_session(repo, env, "save", "-m", "two")
+        seen.add((proc.returncode, proc.stderr))
+    assert seen == {(130, "git checkpoint: interrupted\n")}
+
+
+@pytest.mark.parametrize("command", ["save", "restore"])
+def test_ctrl_c_at_startup_is_one_line_and_leaves_no_scratch_folder(
+    repo: Repo, tmp_path: Path, command: str
+) -> None:
+    """SIGINT while the launcher starts the early scan (here: sent by the scan's own
+    status as it starts): no Python traceback, no death by SIGINT (-2) but exit 130 and
+    one line, and no <git dir>/checkpoint-*/ with the index copies left behind (doctor
+    would call that `nothing left over` for an hour)."""
+    repo.write("new.txt", "new\n")
+    repo.cp("save", "-m", "one")
+    repo.write("new.txt", "changed\n")
+    env = wrapper_env(tmp_path, 'case " $* " in *" status "*) kill -INT $PPID;; esac')
+    proc = launch_via_shell(repo, command, env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert (proc.returncode, proc.stderr) == (130, "git checkpoint: interrupted\n")
+    assert scratch(repo) == []
+
+
+def test_ctrl_c_while_the_scan_is_read_waits_for_its_git_children(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """SIGINT while the save waits for ls-files -v, status still running: the command
+    exits 130 only once its `git status` is done too, not leaving it running as an
+    orphan on an index copy that is gone and past the released lock (the console
+    promises every child is done by the exit)."""
+    repo.write("new.txt", "new\n")
+    mark = tmp_path / "status-done"
+    body = (
+        'case " $* " in *" ls-files "*) sleep 1.5; kill -INT $PPID;; esac\n'
+        'case " $* " in *" status "*) sleep 3; "$REAL" "$@"; rc=$?; touch "$MARK"; exit $rc;;'
+        " esac"
+    )
+    proc = launch_via_shell(
+        repo, "save", env=wrapper_env(tmp_path, body, REAL=REAL_GIT, MARK=str(mark))
+    )
+    assert (proc.returncode, proc.stderr) == (130, "git checkpoint: interrupted\n")
+    assert mark.exists(), "git-checkpoint exited while its git status still ran"
