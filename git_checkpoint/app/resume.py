@@ -13,6 +13,7 @@ from ..storage import tasks
 from ..storage.notes import latest_results, read_events
 from ..storage.refs import Checkpoint, history, resolve
 from ..storage.tasks import FailingVerifier
+from ..verify.verifiers import tail_lines
 from .context import Context
 
 
@@ -44,8 +45,7 @@ class ResumeBrief:
             )
         elif failing:
             out.append(f"last failing verifier: {failing.name} (exit {failing.exit_code})")
-            tail = failing.output_tail.rstrip().splitlines()[-15:]
-            out += [f"  | {escape_text(line)}" for line in tail]
+            out += tail_lines(failing.output_tail)
         else:
             out.append("last failing verifier: none")
         out.append(f"hypothesis: {escape_text(self.hypothesis or 'none recorded')}")

@@ -11,9 +11,9 @@ from ..core.text import escape_text, quote_path
 from ..gitcore.formats import EMPTY_TREE
 from ..save.overlay import human_size
 from ..storage.commits import overlay_paths
-from ..storage.notes import derive_status, read_events, verifier_summary
+from ..storage.notes import derive_status, latest_results, read_events, verifier_summary
 from ..storage.refs import resolve
-from ..verify.verifiers import verifier_line
+from ..verify.verifiers import tail_lines, verifier_line
 from .context import Context
 
 
@@ -21,6 +21,7 @@ from .context import Context
 class VerifierStatus:
     name: str
     status: str
+    output_tail: str = ""  # of its latest run, when that failed
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class ShowResult:
                 out.append(f"{key.replace('_', ' ')}: {escape_text(str(self.manifest[key]))}")
         for v in self.verifiers:
             out.append(verifier_line(v.name, v.status))
+            if v.status not in ("passed", "not run"):
+                out += tail_lines(v.output_tail)
         for event in self.events:
             if event.get("event") in ("promoted", "rejected", "forced_promotion", "review"):
                 extra = event.get("reason") or event.get("rule") or ""
@@ -102,6 +105,11 @@ def _left_out(item: dict[str, Any]) -> str:
     return f"{quote_path(str(item.get('path', '')))} ({escape_text(', '.join(details))})"
 
 
+def _tail(event: dict[str, Any]) -> str:
+    tail = event.get("output_tail")
+    return tail if isinstance(tail, str) and event.get("status") != "passed" else ""
+
+
 def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowResult:
     repo = ctx.repo
     cp = resolve(repo, name, ctx.task())
@@ -111,7 +119,10 @@ def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowRes
         str(v.get("name")) for v in cp.manifest.get("verifiers") or [] if isinstance(v, dict)
     ]
     names = list(dict.fromkeys(configured + list(latest)))
-    verifiers = [VerifierStatus(n, latest.get(n, "not run")) for n in names]
+    results = latest_results(events)
+    verifiers = [
+        VerifierStatus(n, latest.get(n, "not run"), _tail(results.get(n, {}))) for n in names
+    ]
     base = cp.base or EMPTY_TREE
     diffstat = repo.git("diff", "--stat=100", base, cp.commit).decode("utf-8", "replace")
     patch_text = None

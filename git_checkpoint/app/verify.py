@@ -20,6 +20,7 @@ from ..verify.verifiers import (
     required_failed,
     run_verifiers,
     select_verifiers,
+    tail_lines,
 )
 from ..verify.worktree import checkpoint_worktree
 from .context import Context
@@ -36,7 +37,12 @@ class VerifyResult:
     saved: bool | None = None  # no checkpoint named: True if verify saved it, False if unchanged
 
     def lines(self) -> list[str]:
-        return [f"status: {self.checkpoint} {self.status}"]
+        out = [f"status: {self.checkpoint} {self.status}"]
+        for result in self.results:
+            if result.status != "passed":
+                out.append(f"{result.line()}; its last lines:")
+                out += tail_lines(result.output_tail)
+        return out
 
 
 def _target(
@@ -83,7 +89,7 @@ def run(
     if in_place and not same_state(repo, capture_workspace(repo, ctx.config), cp):
         progress(f"warning: the verifiers changed the workspace; evidence is for {cp.name}")
     with ctx.locked():
-        record_results(repo, cp, results, where)
+        record_results(repo, cp, results, where, ctx.config.secrets_allow)
         status = decide(repo, ctx.config, cp, read_events(repo, cp.commit))
         failing = required_failed(ctx.config, results)
         tasks.note_verification(repo, cp.task, cp.id, failing, status)

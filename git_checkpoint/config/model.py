@@ -25,8 +25,7 @@ DEFAULT_EXCLUDE = (
 # the end of the path, any other the file name. README.md lists them: keep the two equal.
 SECRET_PATTERNS = (
     # environment and tool credentials
-    ".env",
-    ".env.*",
+    ".env*",
     "*.env",
     ".netrc",
     "_netrc",

@@ -45,6 +45,11 @@ class Outcome:
     submodules: list[str] = field(default_factory=list)  # at another commit than the target
     # Files written from memory: their stat data right after (update_index's to record).
     stats: dict[str, os.stat_result] = field(default_factory=dict)
+    # Files git's checkout wrote aside through the filters (autocrlf, attributes), moved
+    # into place: their stat data right after the move. Their size on disk need not be
+    # the blob's, so a refresh (which then takes them for changed, unread) cannot
+    # record them clean: their stat data is set, as git's checkout sets it.
+    converted: dict[str, os.stat_result] = field(default_factory=dict)
 
 
 # Above this many written files, their stat data is refreshed by one pass over the index.
@@ -173,6 +178,7 @@ def _move(
             continue
         try:
             os.rename(source, dest)
+            outcome.converted[write.path] = os.lstat(dest)
         except OSError as exc:
             if exc.errno == errno.EXDEV:
                 _copy_across(Path(source), Path(dest))
@@ -321,6 +327,7 @@ def update_index(
     plan: Plan,
     written: Iterable[Write],
     stats: Mapping[str, os.stat_result],
+    converted: Mapping[str, os.stat_result],
 ) -> None:
     """Set the index entries that differ, mark intent-to-add and flags again, and refresh
     the stat data of the written files whose content the index now holds, so that git
@@ -356,10 +363,16 @@ def update_index(
     fresh = [
         w for w in written if wanted.get(w.path, ()) == (w.mode, w.oid) and w.path not in flagged
     ]
-    if len(fresh) > REFRESH_PATHS_MAX and repo.sha1():
-        known = {w.path: (w.mode, w.oid, stats[w.path]) for w in fresh if w.path in stats}
-        done = indexfile.set_stats(os.fspath(repo.git_dir / "index"), known)
-        fresh = [w for w in fresh if w.path not in done]
+    if repo.sha1():
+        many = len(fresh) > REFRESH_PATHS_MAX
+        known = {
+            w.path: (w.mode, w.oid, converted[w.path] if w.path in converted else stats[w.path])
+            for w in fresh
+            if w.path in converted or (many and w.path in stats)
+        }
+        if known:
+            done = indexfile.set_stats(os.fspath(repo.git_dir / "index"), known)
+            fresh = [w for w in fresh if w.path not in done]
     if len(fresh) > REFRESH_PATHS_MAX:
         # Matching pathspecs costs git paths x entries; past a few hundred paths, a
         # refresh of the whole index, which stats each entry once, costs less.

@@ -194,7 +194,7 @@ class Carrying:
         move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
         outcome.removed_residue = remove_files(repo, residue, outcome)
         written = [w for w in plan.writes if w.path not in outcome.left]
-        update_index(repo, plan, written, outcome.stats)
+        update_index(repo, plan, written, outcome.stats, outcome.converted)
 
     def _attributes_first(
         self, now: TreeView, outcome: Outcome, touched: list[str], removes: list[str]

@@ -38,6 +38,9 @@ class RestoreReport:
     # The name to close with: the id alone for one of the current task's own, else the
     # full name (a fetched `origin/main/cp_001` is not this clone's `cp_001`).
     shown: str = ""
+    # Untracked files the overlay's limits kept out of the safety checkpoint: in no
+    # checkpoint, so left where they are (described: path, size, why).
+    beyond_limits: list[str] = field(default_factory=list)
 
     def warnings(self) -> list[str]:
         return list(self.cautions)
@@ -61,6 +64,7 @@ class RestoreReport:
         out += [f"  {wrote}: {quote_path(p)}" for p in self.brought_back]
         out += [f"  {removed}: {quote_path(p)}" for p in self.removed]
         out += [f"  left in place: {quote_path(p)}" for p in self.left_alone]
+        out += [f"  left in place, in no checkpoint: {d}" for d in self.beyond_limits]
         if self.head:
             h = self.head
             old = h.old[:12] if h.old else "(unborn)"

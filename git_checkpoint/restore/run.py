@@ -22,6 +22,7 @@ from ..fast.prescan import Prescan
 from ..gitcore import indexfile
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot, capture_workspace
+from ..save.overlay import OVER_BYTES, OVER_FILES
 from ..storage import journal as journals
 from ..storage.commits import Labels, store_checkpoint
 from ..storage.journal import Journal
@@ -99,10 +100,10 @@ def restore_to(
         )
     head, _ = repo.head()
     head_move = _head_move(repo, target, move_head, keep_head)
-    current = capture_workspace(repo, config, prescan=prescan)
+    current = capture_workspace(repo, as_found(config), prescan=prescan)
     plan = plan_restore(repo, current, target)
     if dry_run:
-        return _report(repo, target, None, plan, head_move, dry_run=True)
+        return _report(repo, target, None, plan, head_move, dry_run=True, current=current)
     writer = journaling or Journaling(repo)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         started = _begin(target, head, head_move, task, kind)
@@ -120,7 +121,16 @@ def restore_to(
         started = replace(started, safety=safety.commit, safety_name=safety.name)
         job = Carrying(repo, config, target, plan, stage, current, writer, started)
         outcome = _carried_out(job, pending=pending, leave=leave)
-    return _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+    return _report(
+        repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome, current=current
+    )
+
+
+def as_found(config: Config) -> Config:
+    """The configuration a restore's safety snapshot is taken under: what the overlay's
+    limits leave out is left out, whatever `limits.on_exceed` says of saves. Those files
+    are in no checkpoint, so the restore leaves them where they are, and says so."""
+    return replace(config, overlay_on_exceed="leave_out")
 
 
 @contextlib.contextmanager
@@ -207,7 +217,7 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
             raise head_refusal(target, head, branch)
         ref = f"refs/heads/{branch}" if branch else "HEAD"
         head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
-    current = capture_workspace(repo, config)
+    current = capture_workspace(repo, as_found(config))
     plan = plan_restore(repo, current, target)
     writer = Journaling(repo)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
@@ -229,7 +239,9 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         journal = continued(journal, safety.commit, safety.name)
         job = Carrying(repo, config, target, plan, stage, current, writer, journal)
         outcome = _carried_out(job, pending=None, leave=None)
-    report = _report(repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome)
+    report = _report(
+        repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome, current=current
+    )
     if journals.resumed(journal) is not None:  # the restore it stood in for is pending
         return report  # again: its undo goes back before it (each command says so)
     # `undo` now goes back to before this --continue; say where the whole restore began.
@@ -309,8 +321,10 @@ def _report(
     *,
     dry_run: bool,
     outcome: Outcome | None = None,
+    current: Snapshot,
 ) -> RestoreReport:
     residue = outcome.removed_residue if outcome else []
+    beyond = [o.describe() for o in current.left_out if o.why in (OVER_FILES, OVER_BYTES)]
     return RestoreReport(
         checkpoint=target.name,
         commit=target.commit,
@@ -323,6 +337,7 @@ def _report(
         submodules=outcome.submodules if outcome else [],
         cautions=_cautions(target, plan),
         shown=shown_name(repo, target),
+        beyond_limits=beyond,
     )
 
 

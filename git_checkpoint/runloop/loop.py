@@ -25,7 +25,7 @@ from ..core.records import now_iso, write_atomic
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
 from ..save.capture import capture_workspace
-from ..save.session import SaveRequest, save_workspace
+from ..save.session import Saved, SaveRequest, left_out_line, save_workspace
 from ..storage import oplog, tasks
 from ..storage.commits import managed_tree, same_state
 from ..storage.lock import locked
@@ -173,6 +173,10 @@ class _Loop:
     run_id: str
     rollback: Checkpoint
     done: list[Attempt]
+    # The checkpoints this run verified: id -> (the attempt, its results). An attempt
+    # that leaves the workspace as an earlier one did is that checkpoint again: its
+    # evidence stands, and is not recorded twice.
+    verified: dict[str, tuple[int, list[VerifierResult]]]
 
     @classmethod
     def start(cls, repo: Repo, config: Config, request: RunRequest, log: Log) -> _Loop:
@@ -193,10 +197,9 @@ class _Loop:
             if saved.created
             else f"rollback point: {rollback.id} (unchanged since)"
         )
-        for finding in saved.secret_findings[:5]:
-            log(f"warning: possible secret saved: {finding}")
+        _said_of(saved, log)
         tasks.update_task(repo, request.task, rollback_point=rollback.id)
-        return cls(repo, config, request, log, verifiers, run_id, rollback, [])
+        return cls(repo, config, request, log, verifiers, run_id, rollback, [], {})
 
     def run(self) -> RunOutcome:
         for k in range(1, self.request.attempts + 1):
@@ -234,9 +237,14 @@ class _Loop:
                 request = SaveRequest(task, message=f"attempt {k}", run_id=self.run_id)
                 saved = save_workspace(repo, config, request, maintain=False)
             attempt = saved.checkpoint
-            log(f"checkpoint saved: {attempt.id} (attempt {k})")
-            for finding in saved.secret_findings[:5]:
-                log(f"warning: possible secret saved: {finding}")
+            log(
+                f"checkpoint saved: {attempt.id} (attempt {k})"
+                if saved.created
+                else f"unchanged since {attempt.id}"
+            )
+            _said_of(saved, log)
+            if attempt.id in self.verified:
+                return self._repeated(k, code, attempt)
             results = run_verifiers(
                 self.verifiers,
                 str(repo.root),
@@ -251,10 +259,26 @@ class _Loop:
             log(self.hint())
             return self._outcome(promoted=None, interrupted=True, exit_code=128 + signum)
         failing, status = self._judge(attempt, results)
+        self.verified[attempt.id] = (k, results)
         tried = _Tried(k, code, attempt, results, self._history_entry(k, code, attempt, results))
         if failing is None:
             return self._passed(tried, status)
         self._failed(tried, failing)
+        return None
+
+    def _repeated(self, k: int, code: int, attempt: Checkpoint) -> RunOutcome | None:
+        """Attempt k left the workspace as attempt `first` did: that attempt's evidence
+        stands (it failed, or the loop would have ended there). Nothing is recorded
+        again; the workspace goes back to the rollback point for the next attempt."""
+        first, results = self.verified[attempt.id]
+        failing = required_failed(self.config, results)
+        assert failing is not None  # a pass ends the loop at the attempt that passed
+        self.log(
+            f"attempt {k} changed nothing that attempt {first} had not: its evidence stands "
+            f"({failing.name} failed), not verified again"
+        )
+        self._roll_back(k, attempt, failing)
+        self.done.append(Attempt(k, code, results, False, attempt.id))
         return None
 
     def _run_agent(self, env: dict[str, str]) -> int:
@@ -285,7 +309,7 @@ class _Loop:
         repo, config = self.repo, self.config
         failing = required_failed(config, results)
         with locked(repo, config.lock_timeout):
-            record_results(repo, attempt, results, "workspace")
+            record_results(repo, attempt, results, "workspace", config.secrets_allow)
             status = decide(repo, config, attempt, read_events(repo, attempt.commit))
             if not same_state(repo, capture_workspace(repo, config), attempt):
                 self.log(
@@ -335,34 +359,62 @@ class _Loop:
         return self._outcome(promoted=promoted, interrupted=False, exit_code=0 if promoted else 1)
 
     def _failed(self, tried: _Tried, failing: VerifierResult) -> None:
-        repo, config, task, log = self.repo, self.config, self.request.task, self.log
-        rollback = self.rollback
+        repo, task = self.repo, self.request.task
         k, code, attempt, results = tried.number, tried.code, tried.attempt, tried.results
         tried.entry.update(
             result="failed", verifier=failing.name, exit_code=failing.exit_code, at=now_iso()
         )
         self._record_attempt(tried.entry)
-        write_feedback(repo, task, k, rollback.id)
-        with _explained(log, k, self.hint), locked(repo, config.lock_timeout):
-            report = restore_to(repo, config, task, rollback, move_head=True)
         oplog.log_event(repo, "run", task=task, attempt=k, result="failed", kept=attempt.id)
         self.done.append(Attempt(k, code, results, False, attempt.id))
+        self._roll_back(k, attempt, failing)
+
+    def _roll_back(self, k: int, attempt: Checkpoint, failing: VerifierResult) -> None:
+        """Back to the rollback point after failed attempt k, saying what the restore did:
+        files, the branch moved back (and where its commits are kept), files in no
+        checkpoint left in place; then the next action."""
+        repo, config, task, log = self.repo, self.config, self.request.task, self.log
+        rollback = self.rollback
+        feedback = write_feedback(repo, task, k, rollback.id)
+        with _explained(log, k, self.hint), locked(repo, config.lock_timeout):
+            report = restore_to(repo, config, task, rollback, move_head=True)
         log(
             f"restored {rollback.id}: {len(report.brought_back)} written back, "
             f"{len(report.removed)} removed (failed attempt kept as {attempt.id})"
         )
+        head = report.head
+        if head is not None and head.old != head.new:
+            commits = ", ".join(c[:12] for c in head.left_behind[:5])
+            more = f" and {len(head.left_behind) - 5} more" if len(head.left_behind) > 5 else ""
+            log(
+                f"head: moved {head.ref.removeprefix('refs/heads/')} back from "
+                f"{(head.old or '')[:12]} to {head.new[:12]}; the attempt's commits "
+                f"({commits}{more}) are kept in {attempt.id}"
+            )
+        for described in report.beyond_limits:
+            log(f"left in place, in no checkpoint: {described}")
         log(f"workspace matches {rollback.id}")
         attempts = self.request.attempts
         if k < attempts:
             log(
                 f"next action: attempt {k + 1} with feedback: {failing.name} failed "
-                f"(exit {failing.exit_code}); see $CHECKPOINT_FEEDBACK"
+                f"(exit {failing.exit_code}); see {feedback}"
             )
         else:
             log(f"all {attempts} attempts failed; workspace is at {rollback.id}")
             resume = f"git checkpoint resume{task_option(repo, config, task)}"
             record = tasks.load_task(repo, task)
             log(f"next action: {record.next_move or f'read `{resume}` and fix {failing.name}'}")
+
+
+def _said_of(saved: Saved, log: Log) -> None:
+    """What a save in the loop has to say besides its name, as `save` says it."""
+    if saved.newly_left_out:
+        log(left_out_line([o.describe() for o in saved.newly_left_out]))
+    for note in saved.cut:
+        log(f"note: {note}")
+    for finding in saved.secret_findings[:5]:
+        log(f"warning: possible secret saved: {finding}")
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.model import SECRET_PATTERNS, SECRET_TEMPLATES, Config
+from ..config.model import DEFAULT_EXCLUDE, SECRET_PATTERNS, SECRET_TEMPLATES, Config
 from ..core.errors import Refused
 from ..core.text import quote_path
 from ..fast.quickstate import include_argv
@@ -48,7 +48,7 @@ class LeftOut:
     exclude: str = ""  # the `untracked.exclude` line that keeps it out without a word
 
     def describe(self) -> str:
-        count = f"{self.files} files, " if self.path.endswith("/") and self.files > 1 else ""
+        count = f"{self.files:,} files, " if self.path.endswith("/") and self.files > 1 else ""
         size = f"{human_size(self.size)}, " if self.size else ""
         quiet = (
             f"; untracked.exclude: [{self.exclude}] leaves it out quietly" if self.exclude else ""
@@ -73,6 +73,8 @@ class Overlay:
         return tuple(o.path for o in self.left_out if o.why in (NESTED_REPO, GIT_REFUSES))
 
 
+EXCLUDED = "untracked.exclude"
+DEFAULT_EXCLUDED = "a dependency tree or cache (a default exclude)"
 SECRET_NAME = "its name looks like a secret"
 NESTED_REPO = "a repository of its own"
 GIT_REFUSES = "a name git cannot store"
@@ -143,7 +145,7 @@ def _candidates(
     else:  # patterns beyond the simple kind: git says which stay
         paths = repo.git_lines("ls-files", "-z", "-o", "--exclude-standard", *excludes)
     kept = set(paths)
-    left_out = _by_folder((p for p in untracked if p not in kept), cfg.exclude, "excluded")
+    left_out = _by_folder((p for p in untracked if p not in kept), cfg.exclude)
     if seen is None:
         argv = include_argv(repo.root, excludes, cfg.include)
         seen = repo.git_lines(*argv, env={"GIT_LITERAL_PATHSPECS": "1"}) if argv else []
@@ -162,22 +164,23 @@ def _candidates(
     return chosen, seen, left_out + recognised.summary()
 
 
-def _by_folder(paths: Iterable[str], patterns: Iterable[str], why: str) -> list[LeftOut]:
-    """Excluded paths, one entry for each folder an exclude pattern names (or each file)."""
+def _by_folder(paths: Iterable[str], patterns: Iterable[str]) -> list[LeftOut]:
+    """Excluded paths, one entry for each folder an exclude pattern names (or each file),
+    saying whether the project's excludes or the defaults keep it out."""
     folders = [p.rstrip("/") for p in patterns]
-    found: dict[str, int] = {}
+    defaults = {p.rstrip("/") for p in DEFAULT_EXCLUDE}
+    found: dict[str, tuple[str, int]] = {}
     for path in paths:
         parts = path.rstrip("/").split("/")
-        where = path
+        where, why = path, EXCLUDED
         for depth, name in enumerate(parts[:-1], start=1):
-            if any(fnmatch.fnmatchcase(name, f) for f in folders):
+            named = [f for f in folders if fnmatch.fnmatchcase(name, f)]
+            if named:
                 where = "/".join(parts[:depth]) + "/"
+                why = DEFAULT_EXCLUDED if set(named) <= defaults else EXCLUDED
                 break
-        found[where] = found.get(where, 0) + 1
-    return [
-        LeftOut(where, f"{why}: untracked.exclude", files=count)
-        for where, count in sorted(found.items())
-    ]
+        found[where] = (why, found.get(where, (why, 0))[1] + 1)
+    return [LeftOut(where, why, files=n) for where, (why, n) in sorted(found.items())]
 
 
 class _Recognised:

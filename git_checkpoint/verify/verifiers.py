@@ -17,7 +17,9 @@ from typing import Any
 
 from ..config.model import Config, Verifier
 from ..core.errors import UsageError
+from ..core.text import escape_text, printable
 from ..gitcore.repo import Repo
+from ..save.secrets import redact
 from ..storage.notes import append_event, derive_status, latest_results
 from ..storage.refs import Checkpoint
 from .procgroup import adopt_orphans, ignore_further_stops, stop_group
@@ -46,8 +48,15 @@ class VerifierResult:
 
 
 def verifier_line(name: str, status: str) -> str:
-    """The seed's log line: `verifier: unit .......... passed`."""
+    """The seed's log line: `verifier: unit .......... passed`. Names and statuses may
+    come from another machine's notes: shown printable, never raw."""
+    name, status = printable(name, 60), printable(status, 200)
     return f"verifier: {name} {'.' * max(2, 24 - len(name))} {status}"
+
+
+def tail_lines(output: str, count: int = 15) -> list[str]:
+    """A verifier's last lines of output, as a failure is shown: `  | …`, escaped."""
+    return [f"  | {escape_text(line)}" for line in output.rstrip().splitlines()[-count:]]
 
 
 class _Tail:
@@ -190,9 +199,19 @@ def required_failed(config: Config, results: list[VerifierResult]) -> VerifierRe
     return None
 
 
-def record_results(repo: Repo, cp: Checkpoint, results: list[VerifierResult], where: str) -> None:
+def record_results(
+    repo: Repo,
+    cp: Checkpoint,
+    results: list[VerifierResult],
+    where: str,
+    allow: tuple[str, ...] = (),
+) -> None:
+    """The results as events in the checkpoint's notes, which a push shares: what the
+    secret scan finds in an output tail is redacted first (`allow`: secrets.allow)."""
     for result in results:
-        append_event(repo, cp.commit, {"event": "verifier", "where": where, **asdict(result)})
+        tail, _ = redact(result.output_tail, allow)
+        event = {"event": "verifier", "where": where, **asdict(result), "output_tail": tail}
+        append_event(repo, cp.commit, event)
 
 
 def decide(repo: Repo, config: Config, cp: Checkpoint, events: list[dict[str, Any]]) -> str:

@@ -97,12 +97,21 @@ def test_outside_a_repository_the_command_still_runs(tmp_path: Path) -> None:
     assert guard(tmp_path, "ls").stderr == ""  # harmless: nothing to say
 
 
-def test_a_broken_config_never_stops_the_command(repo: Repo) -> None:
+def test_a_refused_save_never_stops_the_command(repo: Repo) -> None:
+    repo.write(".checkpoint.yaml", "limits: {overlay_max_files: 1, on_exceed: refuse}\n")
+    repo.write("file.txt", "x")
+    proc = guard(repo.path, "rm", "file.txt")
+    assert proc.returncode == 0 and not (repo.path / "file.txt").exists()
+    assert proc.stderr.count("\n") == 1 and "no checkpoint saved (overlay" in proc.stderr
+
+
+def test_a_broken_config_saves_with_the_defaults_and_says_so(repo: Repo) -> None:
     repo.write(".checkpoint.yaml", "untracked: [unclosed\n")
     repo.write("file.txt", "x")
     proc = guard(repo.path, "rm", "file.txt")
     assert proc.returncode == 0 and not (repo.path / "file.txt").exists()
-    assert proc.stderr.count("\n") == 1 and ".checkpoint.yaml" in proc.stderr
+    assert ".checkpoint.yaml" in proc.stderr and "default settings" in proc.stderr
+    assert "checkpoint saved: cp_001" in proc.stderr
 
 
 def test_a_held_lock_never_stops_the_command(repo: Repo) -> None:

@@ -38,7 +38,7 @@ def test_config_that_is_not_a_small_regular_file_is_a_fast_one_line_error(
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
 def test_lock_timeout_nan_or_inf_is_bad_input(repo: Repo, value: str) -> None:
     repo.git("config", "checkpoint.lockTimeout", value)
-    assert "locktimeout" in one_line_of(repo.cp("save", expect=2))
+    assert "locktimeout" in one_line_of(repo.cp("verify", expect=2))
 
 
 @pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
@@ -52,7 +52,7 @@ def test_verifier_timeout_nan_or_inf_is_bad_input(repo: Repo, value: str) -> Non
 
 def test_overlay_limit_of_infinite_files_is_bad_input(repo: Repo) -> None:
     repo.git("config", "checkpoint.overlayMaxFiles", "inf")
-    assert "overlaymaxfiles" in one_line_of(repo.cp("save", expect=2))
+    assert "overlaymaxfiles" in one_line_of(repo.cp("verify", expect=2))
 
 
 def test_verifier_command_with_a_nul_byte_is_bad_input(repo: Repo) -> None:
@@ -62,5 +62,5 @@ def test_verifier_command_with_a_nul_byte_is_bad_input(repo: Repo) -> None:
 
 def test_fractional_file_limit_is_bad_config(repo: Repo) -> None:
     repo.git("config", "checkpoint.overlayMaxFiles", "0.5")
-    proc = repo.cp("save", expect=2)
+    proc = repo.cp("verify", expect=2)
     assert "whole number" in proc.stderr

@@ -94,8 +94,8 @@ def test_seed_verifier_with_verifiers_list(repo: Repo) -> None:
 def test_config_read_from_root_when_run_in_subdirectory(repo: Repo) -> None:
     config(repo, "limits: {overlay_max_files: 1}\n")
     repo.write("src/a.txt", "a\n")
-    proc = repo.cp("save", expect=3, cwd=repo.path / "src")
-    assert "overlay" in proc.stderr
+    proc = repo.cp("save", cwd=repo.path / "src")  # the limit at the top applies
+    assert "left out: src/" in proc.stdout and "over overlay_max_files" in proc.stdout
     config(repo, "bogus: 1\n")
     bad = repo.cp("list", expect=2, cwd=repo.path / "src")
     assert "bogus" in bad.stderr
@@ -131,10 +131,13 @@ def test_malformed_yaml(repo: Repo, text: str, line: int) -> None:
     got_line, col = location(err)
     assert got_line == line
     assert col >= 1
-    # every command reads the config
-    for args in (["save"], ["log"], ["show"], ["diff"], ["drop", "cp_001"]):
+    # every command reads the config: most refuse it, a save goes on with the defaults
+    for args in (["log"], ["show"], ["diff"], ["drop", "cp_001"], ["verify"]):
         assert ".checkpoint.yaml" in bad_config_error(repo, *args)
     assert checkpoint_refs(repo) == []
+    proc = repo.cp("save")
+    assert proc.stdout.startswith("checkpoint saved: cp_001")
+    assert ".checkpoint.yaml" in proc.stderr and "using the default settings" in proc.stderr
 
 
 def test_not_utf8(repo: Repo) -> None:
@@ -218,7 +221,7 @@ def test_duplicate_key(repo: Repo) -> None:
 )
 def test_wrong_types(repo: Repo, text: str, field: str) -> None:
     config(repo, text)
-    err = bad_config_error(repo, "save")
+    err = bad_config_error(repo, "verify")
     assert field in err
     location(err)
     assert checkpoint_refs(repo) == []
@@ -240,13 +243,13 @@ def test_unconstructable_yaml_tag_is_a_config_error(repo: Repo, text: str) -> No
 def test_include_outside_the_repository_is_a_config_error(repo: Repo) -> None:
     (repo.path.parent / "outside.txt").write_text("not ours\n")
     config(repo, "untracked:\n  include: [../outside.txt]\n")
-    err = bad_config_error(repo, "save")
+    err = bad_config_error(repo, "verify")
     assert ".checkpoint.yaml" in err
 
 
 def test_no_traceback_for_bad_config_even_in_json_mode(repo: Repo) -> None:
     config(repo, "untracked: {inclde: [x]}\n")
-    proc = repo.cp("save", "--json", expect=2)
+    proc = repo.cp("verify", "--json", expect=2)
     assert "Traceback" not in proc.stderr
     assert "inclde" in proc.stderr
     if proc.stdout.strip():

@@ -235,7 +235,8 @@ def test_held_lock_holds_the_agent_briefly_whatever_lock_timeout_says(
 
 
 def test_failing_save_is_one_line_and_the_call_goes_on(repo: Repo, tmp_path: Path) -> None:
-    repo.write(".checkpoint.yaml", "no_such_key: 1\n")
+    repo.write(".checkpoint.yaml", "limits: {overlay_max_files: 1, on_exceed: refuse}\n")
+    repo.write("notes.txt", "a second untracked file\n")
     proc = run_hook(
         "cursor",
         "beforeShellExecution",

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from git_checkpoint.fast.hook import MAX_REPOSITORIES
+
 from ..conftest import Repo, make_repo
 from .test_agent_hooks import checkpoints, payload, run_hook
-from git_checkpoint.fast.hook import MAX_REPOSITORIES
 
 
 def project(path: Path, name: str) -> Repo:

@@ -209,7 +209,7 @@ def _overlay_repo(repo: Repo) -> None:
 def test_a_refused_overlay_on_the_thread_is_one_line_exit_3_as_the_plain_path(
     repo: Repo, tmp_path: Path
 ) -> None:
-    repo.write(".checkpoint.yaml", "limits: {overlay_max_files: 2}\n")
+    repo.write(".checkpoint.yaml", "limits: {overlay_max_files: 2, on_exceed: refuse}\n")
     repo.write("src/app.py", "changed\n")  # W's graft runs beside the refusal
     _overlay_repo(repo)
     twin = copy_of(repo, tmp_path / "twin")

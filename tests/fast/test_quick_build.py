@@ -45,11 +45,11 @@ def test_built_on_the_kept_index_equals_a_full_capture(saved: Repo) -> None:
 
 
 def test_built_on_with_an_unchanged_overlay_and_an_excluded_folder(saved: Repo) -> None:
-    saved.write("build/out.txt", "excluded by default\n")
+    saved.write("node_modules/dep/index.js", "excluded by default\n")
     saved.write("src/app.py", "print('v3')\n")
     built, full = built_and_full(saved)
     assert built == full
-    assert "build/out.txt" not in built[5]  # type: ignore[operator]
+    assert "node_modules/dep/index.js" not in built[5]  # type: ignore[operator]
 
 
 def test_a_file_deleted_at_the_save_and_back_is_seen_and_saved(repo: Repo) -> None:

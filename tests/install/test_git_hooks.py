@@ -140,7 +140,8 @@ def test_push_with_branch_pushes_the_branch_checkpoints_too(repo: Repo, tmp_path
 def test_a_checkpoint_problem_never_stops_git(repo: Repo) -> None:
     diverged(repo)
     repo.cp("hooks", "install", "--git")
-    repo.write(".checkpoint.yaml", "no_such_key: 1\n")  # every save now fails
+    repo.write(".checkpoint.yaml", "limits: {overlay_max_files: 1, on_exceed: refuse}\n")
+    repo.write("notes.txt", "untracked: over the limit, so every save now fails\n")
     proc = git_run(repo, "rebase", "main")
     assert proc.returncode == 0, proc.stderr
     assert "git-checkpoint: no checkpoint saved" in proc.stderr

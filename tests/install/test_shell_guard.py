@@ -123,7 +123,8 @@ def test_exit_codes_pass_through(shell: str, repo: Repo) -> None:
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_a_failed_save_never_stops_the_command(shell: str, repo: Repo) -> None:
-    repo.write(".checkpoint.yaml", "untracked: [unclosed\n")
+    repo.write(".checkpoint.yaml", "limits: {overlay_max_files: 1, on_exceed: refuse}\n")
+    repo.write("notes.txt", "untracked: over the limit, so the save fails\n")
     repo.write("src/app.py", "work in progress\n")
     proc = typed(shell, repo.path, "git reset --hard -q; echo rc=$?")
     assert proc.stdout == "rc=0\n"

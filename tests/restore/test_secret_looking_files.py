@@ -9,13 +9,13 @@ from ..helpers import state
 
 def test_restore_and_undo_never_touch_secret_looking_files(repo: Repo) -> None:
     repo.cp("save", "-m", "before the secrets")
-    for name in (".ENV", ".aws/credentials", "credentials.json", "server.pem.bak"):
+    for name in (".ENV", ".aws/credentials", "credentials.json", "server.pem"):
         repo.write(name, f"secret of {name}\n")
     repo.write("work.txt", "work\n")
     with_secrets = state(repo)
     out = repo.cp("restore", "cp_001").stdout
     assert "removed: work.txt" in out
-    for name in (".ENV", ".aws/credentials", "credentials.json", "server.pem.bak"):
+    for name in (".ENV", ".aws/credentials", "credentials.json", "server.pem"):
         assert (repo.path / name).read_text() == f"secret of {name}\n"
     repo.cp("undo")
     assert state(repo) == with_secrets

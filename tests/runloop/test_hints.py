@@ -86,19 +86,20 @@ def test_another_branch_checked_out_is_named_instead_of_a_refused_restore(
     assert state(repo) == before
 
 
-def test_an_overlay_over_its_limit_is_named_instead_of_a_refused_restore(repo: Repo) -> None:
+def test_an_overlay_refused_mid_run_names_the_rollback_point(repo: Repo) -> None:
+    """`on_exceed: refuse` stops the loop at the attempt's save; the restore back is
+    offered as it will be accepted (a restore leaves what the limits leave out)."""
     repo.write(
         ".checkpoint.yaml",
-        "limits: {overlay_max_files: 3}\nverifiers:\n" + verifier("unit", "true"),
+        "limits: {overlay_max_files: 3, on_exceed: refuse}\nverifiers:\n"
+        + verifier("unit", "true"),
     )
     repo.commit_all("configure")
     work = "for i in 1 2 3 4 5 6; do echo $i > new-$i.txt; done"
     proc = repo.cp("run", "--task", "fix2", "--", "sh", "-c", work, expect=3)
     assert "stopped at attempt 1: the workspace holds that attempt" in proc.stdout
-    assert (
-        "rollback point: fix2/cp_001  (`git checkpoint restore fix2/cp_001` would be refused "
-        "now: overlay too large: 6 untracked files"
-    ) in proc.stdout
+    assert "rollback point: fix2/cp_001  (git checkpoint restore fix2/cp_001)" in proc.stdout
+    assert "overlay too large: 6 untracked files" in proc.stderr
 
 
 def test_the_next_action_names_the_task_for_resume(repo: Repo) -> None:

@@ -160,9 +160,28 @@ def test_run_json_keeps_stdout_for_the_json(repo: Repo) -> None:
 
 
 def test_overlay_limit_mid_run_says_where_the_workspace_stands(repo: Repo) -> None:
+    """What the limits leave out of an attempt is said, and left in place by the
+    rollback (it is in no checkpoint): the log names it."""
     repo.write(
         ".checkpoint.yaml",
         "verifiers:\n  - {name: a, command: 'test -f fixed'}\nlimits: {overlay_max_files: 5}\n",
+    )
+    repo.commit_all("limits")
+    agent = "for i in 1 2 3 4 5 6 7 8; do echo $i$i$i$i > g$i; done"
+    proc = repo.cp("run", "--attempts", "1", "--", "sh", "-c", agent, expect=1)
+    log = proc.stdout
+    assert "checkpoint saved: cp_002 (attempt 1)\nleft out: g" in log
+    assert "over overlay_max_files" in log
+    assert log.count("left in place, in no checkpoint: g") == 3
+    kept = sorted(p.name for p in repo.path.glob("g*"))
+    assert len(kept) == 3  # in no checkpoint: never removed
+
+
+def test_overlay_refused_mid_run_says_where_the_workspace_stands(repo: Repo) -> None:
+    repo.write(
+        ".checkpoint.yaml",
+        "verifiers:\n  - {name: a, command: 'test -f fixed'}\n"
+        "limits: {overlay_max_files: 5, on_exceed: refuse}\n",
     )
     repo.commit_all("limits")
     agent = "for i in 1 2 3 4 5 6 7 8; do echo $i > g$i; done"

@@ -13,7 +13,7 @@ def test_names_git_will_not_index_are_left_out_and_never_removed(repo: Repo) -> 
     for name in names:
         repo.write(name, f"work in {name}\n")
     proc = repo.cp("save", "-m", "odd names")
-    assert "left out" in proc.stderr and "GIT~1" in proc.stderr
+    assert "left out" in proc.stdout and "GIT~1" in proc.stdout
     repo.cp("restore", "cp_001")
     for name in names:
         assert (repo.path / name).read_text() == f"work in {name}\n"

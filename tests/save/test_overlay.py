@@ -59,15 +59,36 @@ def test_ignored_files_not_captured(repo: Repo) -> None:
 
 
 def test_default_excludes_apply_even_when_not_gitignored(repo: Repo) -> None:
-    for d in (".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"):
+    """What is recognised as a dependency tree or a cache stays out, ignored or not;
+    source below a folder named like build output is saved."""
+    repo.write(".gitignore", "*.log\n")  # (the fixture's ignores node_modules/)
+    repo.commit_all("ignore logs only")
+    for d in (".tox", ".mypy_cache", ".pytest_cache"):
         repo.write(f"{d}/x.py", "x\n")
-    for d in ("target", "dist", "build"):
-        repo.write(f"{d}/out.bin", "x\n")
+    repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n")
+    repo.write(".venv/lib/site.py", "x\n")
     repo.write("sub/node_modules/m.js", "x\n")
-    repo.write("sub/__pycache__/m.pyc", "x\n")
+    repo.write("sub/__pycache__/m.cpython-311.pyc", "x\n")
+    for d in ("target", "dist", "build"):
+        repo.write(f"{d}/out.txt", "x\n")
     repo.write("kept.txt", "kept\n")
-    repo.cp("save")
-    assert set(tree(repo, f"{REF1}^3")) == {"kept.txt"}
+    proc = repo.cp("save")
+    assert set(tree(repo, f"{REF1}^3")) == {
+        "kept.txt",
+        "target/out.txt",
+        "dist/out.txt",
+        "build/out.txt",
+    }
+    assert proc.stdout.splitlines()[1].startswith("left out: ")
+    left_out = {o["path"]: o["why"] for o in repo.cp_json("show", "@")["left_out"]}
+    assert left_out == {
+        ".mypy_cache/": "a dependency tree or cache (a default exclude)",
+        ".pytest_cache/": "a dependency tree or cache (a default exclude)",
+        ".tox/": "a dependency tree or cache (a default exclude)",
+        "sub/node_modules/": "a dependency tree or cache (a default exclude)",
+        ".venv/": "a virtualenv (pyvenv.cfg)",
+        "sub/__pycache__/": "compiled Python",
+    }
 
 
 def test_config_include_captures_ignored_path(repo: Repo) -> None:
@@ -104,8 +125,8 @@ def test_exclude_wins_over_include(repo: Repo) -> None:
     repo.write("node_modules/dep/index.js", "x\n")
     repo.write("gen/public/a.txt", "a\n")
     repo.write("gen/private/b.txt", "b\n")
-    repo.write("build/out.o", "o\n")
-    repo.cp("save", "--include", "build/", "--include", "gen/private/b.txt")
+    repo.write("node_modules/.cache/x", "o\n")
+    repo.cp("save", "--include", "node_modules/.cache/", "--include", "gen/private/b.txt")
     u = tree(repo, f"{REF1}^3")
     assert set(u) == {"gen/public/a.txt"}
 
@@ -127,7 +148,7 @@ def test_untracked_nested_repository_left_out_with_warning(repo: Repo) -> None:
     nested.commit_all("lib")
     repo.write("mine.txt", "x\n")
     proc = repo.cp("save")
-    assert "vendor/lib" in proc.stderr
+    assert "left out: vendor/lib/ (a repository of its own)" in proc.stdout
     u = tree(repo, f"{REF1}^3")
     assert set(u) == {"mine.txt"}
 

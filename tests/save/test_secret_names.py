@@ -20,11 +20,12 @@ def test_secret_named_files_left_out_and_reported(repo: Repo) -> None:
         repo.write(name, "SECRET=1\n")
     repo.write("ok.txt", "fine\n")
     proc = repo.cp("save")
-    assert proc.stdout.strip() == "checkpoint saved: cp_001"
-    assert "warning" in proc.stderr
+    first, said = proc.stdout.splitlines()
+    assert first == "checkpoint saved: cp_001"
+    assert said.startswith("left out: ") and "its name looks like a secret" in said
     for name in (".env", "server.pem", "id_rsa"):
-        assert name in proc.stderr
-    assert "SECRET" not in proc.stderr
+        assert name in said
+    assert "SECRET" not in proc.stdout + proc.stderr
     assert set(tree(repo, f"{REF1}^3")) == {"ok.txt"}
     for name in SECRETS:
         assert name not in tree(repo, REF1)
@@ -47,12 +48,22 @@ def test_every_dot_env_star_name_is_a_secret(repo: Repo) -> None:
 
 
 def test_secrets_allow_lets_a_file_in(repo: Repo) -> None:
-    write_config(repo, "secrets:\n  allow: [.env.example]\n")
-    repo.write(".env.example", "SECRET=\n")
+    write_config(repo, "secrets:\n  allow: [.env.staging]\n")
+    repo.write(".env.staging", "SECRET=\n")
     repo.write(".env", "SECRET=1\n")
     data = save_json(repo)
     assert data["secrets_left_out"] == [".env"]
-    assert ".env.example" in tree(repo, f"{REF1}^3")
+    assert ".env.staging" in tree(repo, f"{REF1}^3")
+
+
+def test_templates_of_secret_files_are_saved(repo: Repo) -> None:
+    """`.env.example` holds the names a project needs, not their values."""
+    for name in (".env.example", ".env.sample", ".env.template", "conf/app.key.py"):
+        repo.write(name, "SECRET=\n")
+    data = save_json(repo)
+    assert data["secrets_left_out"] == []
+    stored = tree(repo, f"{REF1}^3")
+    assert {".env.example", ".env.sample", ".env.template", "conf/app.key.py"} <= set(stored)
 
 
 def test_secrets_block_refuses(repo: Repo) -> None:
@@ -74,7 +85,7 @@ SECRET_NAMES = [
     ".netrc",
     ".git-credentials",
     "config/credentials.json",
-    "certs/server.pem.bak",
+    "certs/server.PEM",
     "certs/client.P12",
     "certs/site.key",
     "certs/site.pfx",
@@ -103,7 +114,7 @@ def test_readme_lists_exactly_the_secret_patterns() -> None:
     from git_checkpoint.config.model import SECRET_PATTERNS
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
-    block = readme.split("the others the file name:")[1].split("(Tracked")[0]
+    block = readme.split("the others the whole file name:")[1].split("(Tracked")[0]
     assert re.findall(r"`([^`]+)`", block) == list(SECRET_PATTERNS)
 
 

@@ -135,7 +135,7 @@ def test_push_blocks_on_a_secret_and_allow_secrets_lets_it_go(repo: Repo, tmp_pa
     repo.cp("save", "-m", "leaky")
     before = remote_refs(repo)
     proc = repo.cp("push", expect=3)
-    assert "secrets found, nothing pushed" in proc.stderr
+    assert "secrets found in main/cp_002, nothing pushed" in proc.stderr
     assert "main/cp_002: conf.py:1:" in proc.stderr and "--allow-secrets" in proc.stderr
     no_secret_printed(proc.stdout, proc.stderr)
     assert remote_refs(repo) == before  # not even the clean cp_001

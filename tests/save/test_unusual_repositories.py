@@ -162,14 +162,14 @@ def test_clean_filter_applies_to_tracked_and_overlay(repo: Repo) -> None:
 
 
 def test_tracked_files_under_excluded_folders_are_still_captured(repo: Repo) -> None:
-    repo.write("build/keep.txt", "v1\n")
-    repo.git("add", "-f", "build/keep.txt")
-    repo.git("commit", "-q", "-m", "tracked build file")
-    repo.write("build/keep.txt", "v2\n")
-    repo.write("build/new.txt", "excluded\n")
+    repo.write("node_modules/keep.js", "v1\n")
+    repo.git("add", "-f", "node_modules/keep.js")
+    repo.git("commit", "-q", "-m", "tracked vendored file")
+    repo.write("node_modules/keep.js", "v2\n")
+    repo.write("node_modules/new.js", "excluded\n")
     repo.cp("save")
-    assert blob(repo, REF1, "build/keep.txt") == b"v2\n"
-    assert "build/new.txt" not in tree(repo, REF1)
+    assert blob(repo, REF1, "node_modules/keep.js") == b"v2\n"
+    assert "node_modules/new.js" not in tree(repo, REF1)
     assert len(parents(repo, REF1)) == 2
 
 

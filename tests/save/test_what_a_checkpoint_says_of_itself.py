@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from git_checkpoint.storage.commits import MESSAGE_MAX, NOTE_MAX
+
 from ..conftest import Repo
 from ..servers import bare_repo
-from git_checkpoint.storage.commits import MESSAGE_MAX, NOTE_MAX
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm3Nx7Q"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" + "K1l2M3n4O5p6Q7r8"  # (split: not a real one)
@@ -144,12 +145,15 @@ def test_a_push_blocks_on_a_secret_in_a_message(repo: Repo, tmp_path: Path) -> N
     repo.git("remote", "add", "origin", str(remote))
     proc = repo.cp("push", "origin", expect=3)
     assert "(message)" in proc.stderr
-    assert subprocess.run(
-        ["git", "-C", str(remote), "for-each-ref", "refs/checkpoints/"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout == ""
+    assert (
+        subprocess.run(
+            ["git", "-C", str(remote), "for-each-ref", "refs/checkpoints/"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        == ""
+    )
 
 
 # -- what a save writes, every reader accepts -------------------------------------------
@@ -199,7 +203,9 @@ def test_a_nul_and_control_characters_in_a_prompt_make_a_sound_commit(repo: Repo
     assert "checkpoint saved: cp_001" in said
     assert "\0" not in repo.git("log", "-1", "--format=%B", LATEST)
     readable(repo)
-    refs = repo.git("for-each-ref", "--format=%(refname)%00%(contents:subject)", "refs/checkpoints/")
+    refs = repo.git(
+        "for-each-ref", "--format=%(refname)%00%(contents:subject)", "refs/checkpoints/"
+    )
     assert refs.count("\0") == len(refs.splitlines()) == 2  # (and the restore's safety one)
 
 

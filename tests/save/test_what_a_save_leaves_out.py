@@ -191,7 +191,9 @@ def test_what_is_left_out_is_said_once_until_it_changes(repo: Repo) -> None:
     assert "left out" not in second.stdout
     repo.write("node_modules/x/index.js", "x\n")
     third = repo.cp("save", "-m", "three")
-    assert "left out: node_modules/ (excluded: untracked.exclude)" in third.stdout
+    assert (
+        "left out: node_modules/ (a dependency tree or cache (a default exclude))" in third.stdout
+    )
     assert third.stdout.startswith(
         "unchanged since cp_002"
     )  # nothing new to save, said all the same
@@ -211,7 +213,7 @@ def test_show_json_and_the_manifest_list_what_was_left_out(repo: Repo) -> None:
     data = repo.cp_json("save", "-m", "one")
     assert {(o["path"], o["why"]) for o in data["left_out"]} == {
         (".env", "its name looks like a secret"),
-        ("node_modules/", "excluded: untracked.exclude"),
+        ("node_modules/", "a dependency tree or cache (a default exclude)"),
     }
     assert {e["path"] for e in manifest(repo)["left_out"]} == {".env", "node_modules/"}  # type: ignore[union-attr]
     shown = repo.cp("show", "@").stdout
