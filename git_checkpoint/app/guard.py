@@ -67,7 +67,7 @@ def _save(cwd: str, message: str, where: str) -> list[str]:
     """An auto-save, deduplicated (the quick check, then the one save sequence), and
     what to say of it: the checkpoint saved, what it newly left out, or the problem."""
     from ..fast.quickcheck import check
-    from ..save.session import auto_save, left_out_line
+    from ..save.session import auto_save, said_of
 
     try:
         found = check(cwd)
@@ -83,10 +83,7 @@ def _save(cwd: str, message: str, where: str) -> list[str]:
         said.append(f"warning: {saved.config_problem}; saving with the default settings")
     if saved.created:
         said.append(f"checkpoint saved: {saved.checkpoint.id}{where} ({saved.checkpoint.message})")
-    said += [f"note: {note}" for note in saved.cut]
-    if saved.newly_left_out:
-        said.append(left_out_line([o.describe() for o in saved.newly_left_out]))
-    return said
+    return said + said_of(saved)
 
 
 @contextmanager

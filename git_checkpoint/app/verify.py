@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..gitcore import maintenance
 from ..save.capture import capture_workspace
-from ..save.session import SaveRequest, save_workspace
+from ..save.session import SaveRequest, said_of, save_workspace
 from ..storage import oplog, tasks
 from ..storage.commits import same_state
 from ..storage.notes import read_events
@@ -54,8 +54,13 @@ def _target(
     if name is None:
         request = SaveRequest(task, message="verify")
         saved = save_workspace(repo, ctx.config, request, maintain=False)
-        for finding in saved.secret_findings[:5]:
-            progress(f"warning: possible secret saved: {finding}")
+        progress(
+            f"checkpoint saved: {saved.checkpoint.id}"
+            if saved.created
+            else f"unchanged since {saved.checkpoint.id}"
+        )
+        for line in said_of(saved):
+            progress(line)
         return saved.checkpoint, True, saved.created
     cp = resolve(repo, name, task)
     return cp, same_state(repo, capture_workspace(repo, ctx.config), cp), None
@@ -71,8 +76,6 @@ def run(
     repo = ctx.repo
     verifiers = select_verifiers(ctx.config, only)
     cp, in_place, saved = _target(ctx, name, progress)
-    if saved is not None:
-        progress(f"checkpoint saved: {cp.id}" if saved else f"unchanged since {cp.id}")
     progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
 
     def show(result: VerifierResult) -> None:

@@ -87,6 +87,9 @@ class Retention:
 @dataclass(frozen=True)
 class Config:
     include: tuple[str, ...] = ()
+    # Some includes are one command's (`save --include P`), not the configuration's:
+    # what that save keeps for the quick check would not hold for the next one.
+    one_off_include: bool = False
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     verifiers: tuple[Verifier, ...] = ()
     promotion_rule: str = "all_required_pass"
@@ -111,7 +114,7 @@ class Config:
             problem = include_problem(path)
             if problem:
                 raise UsageError(f"--include {path}: {problem}")
-        return replace(self, include=self.include + tuple(extra))
+        return replace(self, include=self.include + tuple(extra), one_off_include=bool(extra))
 
 
 def include_problem(path: str) -> str | None:

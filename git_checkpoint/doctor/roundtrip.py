@@ -16,6 +16,7 @@ from ..gitcore.repo import Repo
 from ..restore.run import restore_to
 from ..restore.undo import undo
 from ..save.session import SaveRequest, save_workspace
+from ..storage import oplog
 from ..storage.lock import locked
 from ..storage.refs import REF_ROOT
 from ..verify.worktree import temporary_worktree
@@ -91,9 +92,11 @@ def round_trip(repo: Repo, config: Config) -> Check:
 
 
 def _forget(repo: Repo, task: str) -> None:
-    """Remove the probe's refs and task record: the doctor leaves nothing behind."""
+    """Remove the probe's refs, task record and id mark: the doctor leaves nothing
+    behind."""
     refs = repo.run(["for-each-ref", "--format=%(refname)", f"{REF_ROOT}{task}/"], check=False)
     for ref in refs.stdout.decode().split():
         repo.run(["update-ref", "-d", ref], check=False)
     for leftover in (repo.state_dir() / "tasks" / f"{task}.yaml",):
         leftover.unlink(missing_ok=True)
+    oplog.forget_high_water(repo, task)

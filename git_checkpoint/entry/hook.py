@@ -131,12 +131,10 @@ def save(cwd: str, message: str, *, named: bool = False) -> None:
     if saved.created:
         where = f" in {cwd}" if named else ""
         _say(f"checkpoint saved: {saved.checkpoint.id}{where} ({saved.checkpoint.message})")
-    for note in saved.cut:
-        _say(f"note: {note}")
-    if saved.newly_left_out:
-        from ..save.session import left_out_line
+    from ..save.session import said_of
 
-        _say(left_out_line([o.describe() for o in saved.newly_left_out]))
+    for line in said_of(saved):
+        _say(line)
 
 
 def auto_save(cwd: str, message: str) -> str | None:

@@ -158,6 +158,8 @@ def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before
         return False
     if saved.get("env_task") != os.environ.get("CHECKPOINT_TASK"):
         return False
+    if saved.get("default_task") is not True:  # kept by a `save --task T` of another task:
+        return False  # says nothing of the task a hook saves in
     if now.journal or now.head_text != saved["head_text"] or now.index != saved["index"]:
         return False
     if now.config_file != saved["config_file"]:

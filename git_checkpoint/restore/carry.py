@@ -57,9 +57,10 @@ class Journaling:
     """Writes a worktree's restore journal, and remembers the restore whose journal this
     process wrote and has not cleared: a Ctrl-C then says how to go on."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: Repo, pending: Journal | None = None) -> None:
+        """`pending`: the journal of the interrupted restore this process continues."""
         self.repo = repo
-        self.written: str | None = None  # the target's name
+        self.written: str | None = pending.target_name if pending else None  # the target
 
     def write(self, journal: Journal) -> None:
         journals.write_journal(self.repo, journal)
@@ -298,11 +299,8 @@ def _uncovered(
         rules = load_config(repo.root, repo.checkpoint_config())
     except UsageError:
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
-    rules = replace(
-        rules,
-        exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))),
-        overlay_on_exceed="leave_out",  # what the limits leave out stays where it is
-    )
+    # (what the limits leave out stays where it is: it is in no checkpoint)
+    rules = replace(rules, exclude=tuple(dict.fromkeys((*rules.exclude, *config.exclude))))
     managed = choose_overlay(repo, rules, None)[0].files
     then = TreeView(repo.objects, target.worktree_tree, trees_of(repo, target)[1])
     residue = [

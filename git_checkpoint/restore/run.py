@@ -100,7 +100,7 @@ def restore_to(
         )
     head, _ = repo.head()
     head_move = _head_move(repo, target, move_head, keep_head)
-    current = capture_workspace(repo, as_found(config), prescan=prescan)
+    current = capture_workspace(repo, config, prescan=prescan)
     plan = plan_restore(repo, current, target)
     if dry_run:
         return _report(repo, target, None, plan, head_move, dry_run=True, current=current)
@@ -124,13 +124,6 @@ def restore_to(
     return _report(
         repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome, current=current
     )
-
-
-def as_found(config: Config) -> Config:
-    """The configuration a restore's safety snapshot is taken under: what the overlay's
-    limits leave out is left out, whatever `limits.on_exceed` says of saves. Those files
-    are in no checkpoint, so the restore leaves them where they are, and says so."""
-    return replace(config, overlay_on_exceed="leave_out")
 
 
 @contextlib.contextmanager
@@ -217,9 +210,10 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
             raise head_refusal(target, head, branch)
         ref = f"refs/heads/{branch}" if branch else "HEAD"
         head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
-    current = capture_workspace(repo, as_found(config))
-    plan = plan_restore(repo, current, target)
-    writer = Journaling(repo)
+    writer = Journaling(repo, pending=journal)  # a Ctrl-C from here names it half done
+    with writer.interrupts_named():
+        current = capture_workspace(repo, config)
+        plan = plan_restore(repo, current, target)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         # The journal keeps its way back to before the whole restore; this run's safety
         # checkpoint is what `undo` goes back to once it finishes.

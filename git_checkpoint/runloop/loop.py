@@ -25,7 +25,7 @@ from ..core.records import now_iso, write_atomic
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
 from ..save.capture import capture_workspace
-from ..save.session import Saved, SaveRequest, left_out_line, save_workspace
+from ..save.session import SaveRequest, said_of, save_workspace
 from ..storage import oplog, tasks
 from ..storage.commits import managed_tree, same_state
 from ..storage.lock import locked
@@ -197,7 +197,8 @@ class _Loop:
             if saved.created
             else f"rollback point: {rollback.id} (unchanged since)"
         )
-        _said_of(saved, log)
+        for line in said_of(saved):
+            log(line)
         tasks.update_task(repo, request.task, rollback_point=rollback.id)
         return cls(repo, config, request, log, verifiers, run_id, rollback, [], {})
 
@@ -242,7 +243,8 @@ class _Loop:
                 if saved.created
                 else f"unchanged since {attempt.id}"
             )
-            _said_of(saved, log)
+            for line in said_of(saved):
+                log(line)
             if attempt.id in self.verified:
                 return self._repeated(k, code, attempt)
             results = run_verifiers(
@@ -405,16 +407,6 @@ class _Loop:
             resume = f"git checkpoint resume{task_option(repo, config, task)}"
             record = tasks.load_task(repo, task)
             log(f"next action: {record.next_move or f'read `{resume}` and fix {failing.name}'}")
-
-
-def _said_of(saved: Saved, log: Log) -> None:
-    """What a save in the loop has to say besides its name, as `save` says it."""
-    if saved.newly_left_out:
-        log(left_out_line([o.describe() for o in saved.newly_left_out]))
-    for note in saved.cut:
-        log(f"note: {note}")
-    for finding in saved.secret_findings[:5]:
-        log(f"warning: possible secret saved: {finding}")
 
 
 @contextlib.contextmanager

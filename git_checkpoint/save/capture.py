@@ -303,15 +303,10 @@ def _fast_capture(
     return _FastCapture(tracked, scanned, changed_stats, seen, hashed)
 
 
-def _overlay_ahead(
-    repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]
-) -> Ahead | None:
-    """finish_snapshot's overlay, chosen and hashed beside the graft; None where
-    finish_snapshot refuses (secret names under `block`), which it then does itself.
-    Over a limit under `on_exceed: refuse`, Refused before any file is hashed."""
+def _overlay_ahead(repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]) -> Ahead:
+    """finish_snapshot's overlay, chosen and hashed beside the graft (what it leaves
+    out is never hashed)."""
     overlay, _ = choose_overlay(repo, cfg, untracked, seen)
-    if overlay.secrets and cfg.secrets_on_save == "block":
-        return None
     stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
     return Ahead(overlay, stats, overlay_tree(repo, overlay.files))
 
@@ -354,7 +349,7 @@ def finish_snapshot(
     else:
         try:
             overlay, include_seen = choose_overlay(repo, cfg, facts.untracked, facts.include_seen)
-        except Refused:
+        except BaseException:
             keep.discard_path(kept.path if kept else None)
             raise
         stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
@@ -363,12 +358,6 @@ def finish_snapshot(
         tree = prior.tree if prior is not None and same and trusted else None
         if tree is None and not (prior is not None and same and trusted):
             tree = overlay_tree(repo, overlay.files)
-    if overlay.secrets and cfg.secrets_on_save == "block":
-        keep.discard_path(kept.path if kept else None)
-        raise Refused(
-            f"secret-looking untracked files: {', '.join(overlay.secrets[:5])}; "
-            "move them, or list them under secrets.allow"
-        )
     files, size = overlay.files, overlay.size
     seed = None
     if kept is not None and before is not None and facts.untracked is not None:

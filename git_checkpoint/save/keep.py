@@ -13,6 +13,7 @@ from typing import Any
 
 from ..fast import quickstate
 from ..gitcore.repo import Repo
+from ..storage.refs import current_task
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ def record(
         "paths": [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)],
         "env_task": os.environ.get("CHECKPOINT_TASK"),
         "task": task,
+        # Whether `task` is the one a command without --task works on here (HEAD and
+        # CHECKPOINT_TASK as they are kept): only then may the quick check answer for it.
+        "default_task": task == current_task(repo),
         "head_text": before.head_text,
         "index": before.index,
         "config_file": before.config_file,

@@ -114,7 +114,7 @@ def choose_overlay(
 ) -> tuple[Overlay, list[str]]:
     """(the overlay, the includes' own listing). `untracked`: a scan's list of untracked,
     non-ignored paths (else ls-files lists them); `seen`: the includes' listing, when the
-    caller ran it already. Refused only over the limits under `on_exceed: refuse`."""
+    caller ran it already. Never refused: what a save refuses for is refusal()'s."""
     candidates, seen, left_out = _candidates(repo, cfg, untracked, seen)
     kept: list[str] = []
     for path in candidates:
@@ -241,7 +241,7 @@ def _within_limits(
 ) -> tuple[list[str], int, list[LeftOut]]:
     """(the files within the overlay's limits, their bytes, what the limits leave out:
     the largest files past overlay_max_bytes, the fullest folders past overlay_max_files).
-    Under `limits.on_exceed: refuse`, Refused naming them instead."""
+    (refusal() turns them into a refusal under `limits.on_exceed: refuse`)."""
     sizes: dict[str, int] = {}
     for path in files:
         try:
@@ -278,8 +278,6 @@ def _within_limits(
             over.append(LeftOut(path, OVER_BYTES, size=sizes[path], exclude=path))
         gone = {o.path for o in over}
         kept = [p for p in kept if p not in gone]
-    if over and cfg.overlay_on_exceed == "refuse":
-        _refuse(files, sizes, over, cfg)
     return kept, total, over
 
 
@@ -291,12 +289,25 @@ def _folder_of(path: str) -> str:
     return parts[0] + "/" if len(parts) > 1 else "."
 
 
-def _refuse(files: list[str], sizes: dict[str, int], over: list[LeftOut], cfg: Config) -> None:
-    total = sum(sizes.values())
+def refusal(overlay: Overlay, cfg: Config) -> Refused | None:
+    """What a save refuses for under its policies, or None: secret-looking names under
+    `secrets.on_save: block`, an overlay over its limits under `limits.on_exceed:
+    refuse`. A capture itself never refuses: a restore's safety snapshot, `diff` and
+    `status` take the workspace as it is."""
+    if overlay.secrets and cfg.secrets_on_save == "block":
+        return Refused(
+            f"secret-looking untracked files: {', '.join(overlay.secrets[:5])}; "
+            "move them, or list them under secrets.allow"
+        )
+    over = [o for o in overlay.left_out if o.why in (OVER_FILES, OVER_BYTES)]
+    if not over or cfg.overlay_on_exceed != "refuse":
+        return None
+    files = len(overlay.files) + sum(o.files for o in over)
+    total = overlay.size + sum(o.size for o in over)
     largest = ", ".join(o.describe() for o in over[:3])
     lines = ", ".join(o.exclude for o in over[:3] if o.exclude)
-    raise Refused(
-        f"overlay too large: {len(files)} untracked files, {human_size(total)} "
+    return Refused(
+        f"overlay too large: {files} untracked files, {human_size(total)} "
         f"(limit {cfg.overlay_max_files} files, {human_size(cfg.overlay_max_bytes)}; "
         f"limits.on_exceed: refuse): largest: {largest}; "
         f"add `untracked.exclude: [{lines}]` to .checkpoint.yaml"

@@ -34,7 +34,7 @@ from ..storage.lock import lock_path, locked
 from ..storage.refs import Checkpoint, current_task, task_checkpoints
 from . import keep
 from .capture import Snapshot, capture_workspace, start_listing
-from .overlay import SECRET_NAME, LeftOut
+from .overlay import SECRET_NAME, LeftOut, Overlay, refusal
 from .secrets import redact, scan_snapshot
 
 
@@ -165,6 +165,12 @@ def _save_locked(
     # Under `warn` an automatic save never scans (push scans again anyway).
     scanning = mode == "block" or (mode == "warn" and not request.auto)
     snapshot, existing = _capture(repo, config, task, prescan=prescan, found=found)
+    refused = refusal(
+        Overlay(snapshot.overlay_files, snapshot.overlay_bytes, snapshot.left_out), config
+    )
+    if refused is not None:  # (the policies are the save's: a capture takes what is there)
+        keep.discard(snapshot.seed)
+        raise refused
     left_out = snapshot.left_out
     if config.secrets_on_save == "ignore":  # left out without a word, as asked
         left_out = tuple(o for o in left_out if o.why != SECRET_NAME)
@@ -197,7 +203,7 @@ def _save_locked(
         keep.discard(snapshot.seed)
         raise
     cp = stored.checkpoint
-    _remember(repo, snapshot, cp)
+    _remember(repo, snapshot, cp, kept=not config.one_off_include)
     pruned: list[str] = []
     prune_problem: str | None = None
     if stored.created and request.logged:
@@ -256,6 +262,19 @@ def kept_text(value: str, limit: int, allow: tuple[str, ...]) -> tuple[str, list
     text, note = kept(text, limit)
     said = [f"secret redacted ({', '.join(kinds)})"] if kinds else []
     return text, [*said, note] if note else said
+
+
+def said_of(saved: Saved) -> list[str]:
+    """What a save has to say besides its name, as every saver says it: what it newly
+    left out, what it changed in its text, the secrets its scan warns of."""
+    out = (
+        [left_out_line([o.describe() for o in saved.newly_left_out])]
+        if saved.newly_left_out
+        else []
+    )
+    out += [f"note: {note}" for note in saved.cut]
+    out += [f"warning: possible secret saved: {f}" for f in saved.secret_findings[:5]]
+    return out
 
 
 def left_out_line(described: list[str], shown: int = 5) -> str:
@@ -324,9 +343,15 @@ def _capture(
     return snapshot, existing
 
 
-def _remember(repo: Repo, snapshot: Snapshot, cp: Checkpoint) -> None:
-    """Keep what the quick auto-save needs, now that `cp` is the task's latest."""
+def _remember(repo: Repo, snapshot: Snapshot, cp: Checkpoint, *, kept: bool) -> None:
+    """Keep what the quick auto-save needs, now that `cp` is the task's latest; unless
+    the save was not one an auto-save would make (`kept` False: one command's includes),
+    and then nothing holds from the last save either."""
     if snapshot.seed is None:
+        return
+    if not kept:
+        keep.discard(snapshot.seed)
+        keep.forget(repo)
         return
     trees = {
         "base": snapshot.base,

@@ -38,15 +38,26 @@ def read_high_water(repo: Repo, task: str) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _high_waters(repo: Repo) -> dict[str, object]:
+    try:
+        data = json.loads(_ids_path(repo).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def forget_high_water(repo: Repo, task: str) -> None:
+    """Drop a task's mark: only for a task that never was one (the doctor's probe)."""
+    data = _high_waters(repo)
+    if data.pop(task, None) is not None:
+        write_atomic(_ids_path(repo), json.dumps(data, indent=1, sort_keys=True).encode())
+
+
 def write_high_water(repo: Repo, task: str, number: int) -> None:
     path = _ids_path(repo)
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    if data.get(task, 0) >= number:
+    data = _high_waters(repo)
+    mark = data.get(task, 0)
+    if isinstance(mark, int) and mark >= number:
         return
     data[task] = number
     # No fsync: the mark counts beside the refs (the next id passes both), and git writes
