@@ -12,6 +12,10 @@ import fcntl
 import os
 import time
 
+TYPE_CHECKING = False  # (typing is not loaded on the hook path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class FileLock:
     """An flock held on `path` through the open descriptor `fd`."""
@@ -28,8 +32,11 @@ class FileLock:
         return cls.take(path, 0.0)
 
     @classmethod
-    def take(cls, path: str, timeout: float) -> FileLock | None:
-        """The lock, waiting up to `timeout` seconds for its holder; None past that."""
+    def take(
+        cls, path: str, timeout: float, on_wait: Callable[[], None] | None = None
+    ) -> FileLock | None:
+        """The lock, waiting up to `timeout` seconds for its holder; None past that.
+        `on_wait`: called once, when the lock is held and there is time to wait."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         deadline = time.monotonic() + timeout
         while True:
@@ -40,6 +47,9 @@ class FileLock:
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     return None
+                if on_wait is not None:
+                    tell, on_wait = on_wait, None
+                    tell()
                 time.sleep(0.05)
             except BaseException:
                 os.close(fd)

@@ -236,6 +236,9 @@ def check_hooks() -> Check:
             "git checkpoint hooks install (with the same --agent/--git/--local/--user flags) "
             "to update them",
         )
+    if installed and status.entry_missing:
+        problem, _, fix = status.entry_missing.partition("; ")
+        return Check("hooks", "fail", problem, fix)
     shared = [a for a in status.agents if a.ignored is False]
     if shared:
         return Check(

@@ -122,6 +122,7 @@ def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Contex
     from ..fast import quickstate
 
     ctx = load_context(tolerant=tolerant, prescan=prescan)
+    ctx.repo.on_lock_wait.append(lambda line: say_err(f"note: {line}"))
     if ctx.config_problem:
         say_err(f"warning: {ctx.config_problem}; using the default settings")
     if not quickstate.journal_pending(ctx.repo):
@@ -131,15 +132,18 @@ def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Contex
     try:
         journal = read_journal(ctx.repo)
     except CheckpointError as exc:  # `undo` sets it aside; every command says so meanwhile
-        say_err(f"warning: {exc}; `git checkpoint undo` goes back to before that restore")
+        from ..restore.undo import past_an_unreadable_journal
+
+        say_err(f"warning: {exc}; {past_an_unreadable_journal(ctx.repo)}")
         return ctx
     if journal is not None:
-        from ..storage.lock import lock_holder
+        from ..storage.lock import lock_holder, lock_path
 
-        holder = lock_holder(ctx.repo)
-        if holder is not None:
-            say_err(f"note: a restore of {journal.target_name} is in progress (pid {holder})")
-        else:
+        # A restore in progress (its lock held) is said when a command waits for it, at
+        # that moment: said here, it would be stale by the time this command is done.
+        # The lock this command took already (the launcher's) is no restore of another.
+        ours = prescan is not None and prescan.holds_lock(str(lock_path(ctx.repo)))
+        if ours or lock_holder(ctx.repo) is None:
             say_err(
                 f"warning: a restore of {journal.target_name} was interrupted; run "
                 "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"

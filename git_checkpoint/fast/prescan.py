@@ -142,10 +142,14 @@ class Prescan:
         self._closed.append(early)
         return early
 
+    def holds_lock(self, path: str) -> bool:
+        """Whether the lock taken for the early scan is `path`'s (not handed over yet)."""
+        return self.lock is not None and os.path.realpath(path) == self.lock.path
+
     def take_lock(self, path: str) -> FileLock | None:
         """The lock taken for the early scan, if it is `path`'s: handed over once."""
         lock = self.lock
-        if lock is None or os.path.realpath(path) != lock.path:
+        if lock is None or not self.holds_lock(path):
             return None
         self.lock = None
         return lock

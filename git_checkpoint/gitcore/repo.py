@@ -157,6 +157,11 @@ class Repo:
     # (storage.lock), so that a git process still writing after we were killed keeps the
     # lock until it is done. A copy made with dataclasses.replace shares the list.
     lock_fds: list[int] = field(default_factory=list, compare=False, repr=False)
+    # Told, once, when a command has to wait for the checkpoint lock: who holds it (the
+    # entry says so at that moment, not before: by the end it may be over).
+    on_lock_wait: list[Callable[[str], None]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
     @classmethod
     def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:

@@ -32,6 +32,12 @@ class HooksResult:
     agents: list[AgentState] = field(default_factory=list)
     git: list[GitHookState] = field(default_factory=list)
     shell_line: str | None = None
+    # Hooks are installed, but the program they call is not found on this PATH (the one
+    # they run with, as far as we can know): how to make it found.
+    entry_missing: str | None = None
+
+    def warnings(self) -> list[str]:
+        return [self.entry_missing] if self.entry_missing else []
 
     def lines(self) -> list[str]:
         out = [f"{c.family:<12} {c.outcome:<18} {c.path}" for c in self.changes]
@@ -54,6 +60,31 @@ class HooksResult:
                 out.append("shell guard (installed if your ~/.bashrc or ~/.zshrc has):")
             out.append(f"  {self.shell_line}")
         return out or ["nothing to do"]
+
+
+def entry_not_found() -> str | None:
+    """None when `git-checkpoint-hook`, which every installed hook calls, is on PATH;
+    else what is wrong and how to fix it (where the program is, and the line to add)."""
+    import shutil
+    import sys
+
+    entry = agent_hooks.ENTRY
+    if shutil.which(entry):
+        return None
+    beside = Path(sys.argv[0]).resolve().parent / entry  # (this command's own folder)
+    if not beside.is_file():
+        beside = Path(sys.executable).parent / entry
+    fix = (
+        f'add its folder to PATH (export PATH="{beside.parent}:$PATH" in your shell\'s '
+        f"rc file, and in the environment your agent starts from), or link it: "
+        f"ln -s {beside} ~/.local/bin/{entry}"
+        if beside.is_file()
+        else "run ./install.sh again"
+    )
+    return (
+        f"{entry} is not on PATH ({os.environ.get('PATH', '')}): the installed hooks "
+        f"cannot run it, so they save nothing; {fix}"
+    )
 
 
 def run(
@@ -94,11 +125,16 @@ def run(
             if not (local or user):  # a plain status: the other scopes where ours are too
                 states += _installed_elsewhere(name, repo, home)
         show_git = (git or nothing_named) and repo is not None
+        git_states = git_hooks.status(repo) if show_git and repo is not None else []
+        installed = any(a.state != "not installed" for a in states) or any(
+            g.state in ("installed", "outdated") for g in git_states
+        )
         return HooksResult(
             "status",
             agents=states,
-            git=git_hooks.status(repo) if show_git and repo is not None else [],
+            git=git_states,
             shell_line=_shell_line(required=shell) if shell or nothing_named else None,
+            entry_missing=entry_not_found() if installed else None,
         )
 
     if action == "uninstall" and nothing_named:  # everything installed in this scope

@@ -11,9 +11,31 @@ from ..core.errors import UsageError
 from ..fast.prescan import Prescan
 from ..gitcore.repo import Repo
 from ..storage.journal import RestoreRecord, read_journal, restore_records, set_journal_aside
+from ..storage.refs import load_checkpoints
 from .carry import recorded
 from .report import RestoreReport
 from .run import restore_to
+
+
+def past_an_unreadable_journal(repo: Repo) -> str:
+    """What goes back over a restore whose journal cannot be read (said with the warning,
+    as it is): its safety checkpoint, when one newer than the last finished restore's
+    is there (that restore began after it), else undo of that last finished restore."""
+    records = restore_records(repo)
+    last = records[-1] if records else None
+    safeties = [c for c in load_checkpoints(repo) if c.is_safety and c.remote is None]
+    newest = max(safeties, key=lambda c: c.created_at, default=None)
+    if newest is not None and (last is None or newest.created_at > last.at):
+        return (
+            f"the newest safety checkpoint, {newest.name}, holds what was there before it: "
+            f"`git checkpoint restore {newest.name}` goes back"
+        )
+    if last is not None:
+        return (
+            f"`git checkpoint undo` goes back to before the last finished restore, of "
+            f"{last.target_name} ({last.at})"
+        )
+    return "no restore to go back over is recorded (`git checkpoint list` shows what there is)"
 
 
 def _last_record(repo: Repo, task: str | None) -> RestoreRecord:
@@ -41,8 +63,11 @@ def undo(
     """
     try:
         journal = read_journal(repo)
-    except UsageError:  # unreadable: set it aside; the last finished restore is the way back
+    except UsageError as exc:  # unreadable: set aside; the way back is what it says then
+        way_back = past_an_unreadable_journal(repo)
         set_journal_aside(repo)
+        if not way_back.startswith("`git checkpoint undo`"):
+            raise UsageError(f"{exc} (set aside); {way_back}") from None
         journal = None
     head, _ = repo.head()
     if journal is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ..core.errors import Refused
+from ..core.errors import CheckpointError, Refused
 from ..core.lock import FileLock, holder
 from ..gitcore.repo import Repo
 
@@ -28,7 +28,12 @@ def locked(repo: Repo, timeout: float, *, adopt: FileLock | None = None) -> Iter
     """Hold the repository's checkpoint lock; wait up to `timeout` seconds, then refuse.
     `adopt`: the lock taken already for this command (the launcher's early scan)."""
     path = lock_path(repo)
-    lock = adopt or FileLock.take(path, timeout)
+
+    def waiting() -> None:
+        for tell in repo.on_lock_wait:
+            tell(f"waiting for {_holding(repo, path)} to finish (at most {timeout:g}s)")
+
+    lock = adopt or FileLock.take(path, timeout, waiting)
     if lock is None:
         pid = holder(path)
         who = f" (pid {pid})" if pid else ""
@@ -42,6 +47,21 @@ def locked(repo: Repo, timeout: float, *, adopt: FileLock | None = None) -> Iter
             repo.lock_fds.remove(lock.fd)
     finally:
         lock.release()
+
+
+def _holding(repo: Repo, path: str) -> str:
+    """Who holds the lock, as a wait names it: a restore (its journal), or another."""
+    pid = holder(path)
+    who = f" (pid {pid})" if pid else ""
+    from .journal import read_journal  # (only when waiting)
+
+    try:
+        journal = read_journal(repo)
+    except CheckpointError:
+        journal = None
+    if journal is not None:
+        return f"the restore of {journal.target_name}{who}"
+    return f"another git-checkpoint{who}"
 
 
 def lock_holder(repo: Repo) -> int | None:

@@ -45,7 +45,7 @@ def test_a_restore_in_progress_is_not_called_interrupted(two: Repo) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         err = two.cp("list").stderr
-        assert f"in progress (pid {holder.pid})" in err and "interrupted" not in err
+        assert "interrupted" not in err  # (a command that waits for it says so then)
         assert f"in progress (pid {holder.pid})" in two.cp("status").stdout
     finally:
         holder.kill()
