@@ -48,8 +48,12 @@ def run(ctx: Context, names: list[str]) -> DropResult:
                 )
         dropped = []
         for cp in chosen.values():
+            # Logged first: a kill between the two leaves a log line that names the
+            # commit, never a checkpoint gone with no word of how to bring it back.
+            oplog.log_event(
+                repo, "drop", task=cp.task, checkpoint=cp.id, commit=cp.commit, ref=cp.ref
+            )
             repo.delete_ref(cp.ref, cp.commit)
-            oplog.log_event(repo, "drop", task=cp.task, checkpoint=cp.id, commit=cp.commit)
             dropped.append(Dropped(cp.name, cp.ref, cp.commit))
     return DropResult(dropped)
 

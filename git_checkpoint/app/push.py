@@ -1,4 +1,5 @@
-"""`git checkpoint push [REMOTE] [--task T…|--all|CP…] [--as NAME]`: share checkpoints."""
+"""`git checkpoint push [REMOTE] [--task T…|--all|CP…] [--as NAME]`: share checkpoints, and
+send back the notes (new evidence) of checkpoints fetched from REMOTE."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.errors import Refused, UsageError
+from ..core.text import counted
 from ..save.secrets import Finding, scan_checkpoints
-from ..share.remotes import check_remote, push
+from ..share.remotes import check_remote, fetched_with_notes, push
 from ..storage.refs import Checkpoint, history, load_checkpoints, resolve
 from .context import Context
 
@@ -22,23 +24,36 @@ class PushResult:
     already_there: list[str]
     notes_pushed: int
     secret_findings: list[str] = field(default_factory=list)
+    notes_of: list[str] = field(default_factory=list)  # names on the remote
+    gone: list[str] = field(default_factory=list)  # fetched, no longer on the remote
 
     def lines(self) -> list[str]:
         out = []
         if self.pushed:
             out.append(
-                f"pushed {len(self.pushed)} checkpoint(s) to {self.remote}: {_span(self.pushed)}"
+                f"pushed {counted(len(self.pushed), 'checkpoint')} to {self.remote}: "
+                f"{_span(self.pushed)}"
             )
         if self.already_there:
             out.append(f"already on {self.remote}: {_span(self.already_there)}")
         if self.notes_pushed:
-            out.append(f"notes of {self.notes_pushed} checkpoint(s) merged into {self.remote}'s")
+            out.append(
+                f"pushed the notes of {counted(self.notes_pushed, 'checkpoint')}, merged into "
+                f"{self.remote}'s: {_span(self.notes_of)}"
+            )
         if not out:
             out.append(f"{self.remote} is up to date")
         return out
 
     def warnings(self) -> list[str]:
-        return [f"pushed with a secret: {f}" for f in self.secret_findings[:SHOWN]]
+        out = [f"pushed with a secret: {f}" for f in self.secret_findings[:SHOWN]]
+        if self.gone:
+            out.append(
+                f"{self.remote} no longer has {_span(self.gone)}: the notes of "
+                f"{'it' if len(self.gone) == 1 else 'them'} stay here "
+                f"(git checkpoint fetch --prune {self.remote} drops what {self.remote} dropped)"
+            )
+        return out
 
 
 def secrets_refusal(remote: str, new: list[Checkpoint], findings: list[Finding]) -> Refused:
@@ -69,10 +84,16 @@ def _span(names: list[str]) -> str:
 
 
 def choose(
-    ctx: Context, names: tuple[str, ...], tasks: tuple[str, ...], all_tasks: bool
+    ctx: Context,
+    names: tuple[str, ...],
+    tasks: tuple[str, ...],
+    all_tasks: bool,
+    *,
+    evidence: bool = False,
 ) -> list[Checkpoint]:
     """What to push: named checkpoints (safety ones only when named), whole tasks, or
-    the current task. Safety checkpoints stay local unless named.
+    the current task. Safety checkpoints stay local unless named. `evidence`: notes of
+    fetched checkpoints go back too, so the current task may have none of its own.
     """
     repo = ctx.repo
     chosen: dict[str, Checkpoint] = {}
@@ -83,12 +104,20 @@ def choose(
         for cp in load_checkpoints(repo):
             if cp.remote is None and not cp.is_safety:
                 chosen[cp.ref] = cp
-    for task in tasks or (() if names or all_tasks else (ctx.task(),)):
+    for task in tasks:
         found = history(repo, ctx.task(task))
         if not found:
             raise UsageError(f"task {task!r} has no checkpoints to push")
         chosen.update((cp.ref, cp) for cp in found)
-    if not chosen:
+    if not (names or tasks or all_tasks):
+        current = history(repo, ctx.task())
+        if not current and not evidence:
+            raise UsageError(
+                f"task {ctx.task()!r} has no checkpoints to push, and no checkpoint "
+                "fetched from the remote has notes to send back"
+            )
+        chosen.update((cp.ref, cp) for cp in current)
+    if not chosen and not evidence:
         raise UsageError("nothing to push: no checkpoints yet (git checkpoint save)")
     return list(chosen.values())
 
@@ -111,7 +140,10 @@ def run(
             hint = f"to push a checkpoint: git checkpoint push origin {remote}"
             raise UsageError(f"{exc}; {hint}") from None
         raise
-    chosen = choose(ctx, names, tasks, all_tasks)
+    # Unless checkpoints are named, what this machine recorded on checkpoints fetched
+    # from there (a verify, a promotion) goes back with the push.
+    evidence = [] if names else fetched_with_notes(ctx.repo, remote)
+    chosen = choose(ctx, names, tasks, all_tasks, evidence=bool(evidence))
     allowed: list[str] = []
 
     def check_secrets(new: list[Checkpoint]) -> list[str]:
@@ -130,7 +162,14 @@ def run(
         as_name=as_name,
         check_secrets=check_secrets,
         progress=progress,
+        evidence=evidence,
     )
     return PushResult(
-        outcome.remote, outcome.pushed, outcome.already_there, outcome.notes_pushed, allowed
+        outcome.remote,
+        outcome.pushed,
+        outcome.already_there,
+        outcome.notes_pushed,
+        allowed,
+        outcome.notes_of,
+        outcome.gone,
     )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..gitcore import maintenance
 from ..save.capture import capture_workspace
@@ -12,6 +14,8 @@ from ..storage import oplog, tasks
 from ..storage.commits import same_state
 from ..storage.notes import read_events
 from ..storage.refs import Checkpoint, resolve
+from ..verify.environment import imports_from
+from ..verify.in_place import verify_in_place
 from ..verify.procgroup import interruptible
 from ..verify.verifiers import (
     VerifierResult,
@@ -76,19 +80,34 @@ def run(
     repo = ctx.repo
     verifiers = select_verifiers(ctx.config, only)
     cp, in_place, saved = _target(ctx, name, progress)
-    progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
+    imports = None if in_place else imports_from(repo.root)
+    if imports is not None:
+        progress(
+            f"the verifiers' Python imports this work tree's code ({imports}): in a "
+            f"temporary worktree they would test it, not {cp.name}'s; verifying {cp.name} "
+            "in place: restored over the workspace, verified, put back (each step undoable)"
+        )
+    else:
+        progress(f"verifying {cp.name}" + ("" if in_place else " in a temporary worktree"))
 
     def show(result: VerifierResult) -> None:
         progress(result.line())
 
-    with interruptible():
+    def verified(where: Path) -> list[VerifierResult]:
+        return run_verifiers(verifiers, str(where), show, adopt=not ctx.long_lived)
+
+    with interruptible() if ctx.handle_signals else contextlib.nullcontext():
         if in_place:
-            results = run_verifiers(verifiers, str(repo.root), show, adopt=not ctx.long_lived)
-            where = "workspace"
+            results, where = verified(repo.root), "workspace"
+        elif imports is not None:
+            results = verify_in_place(
+                repo, ctx.config, cp, task=ctx.task(), verified=verified,
+                progress=progress, locked=ctx.locked,
+            )  # fmt: skip
+            where = "workspace, put in place"
         else:
             with checkpoint_worktree(repo, cp) as path:
-                results = run_verifiers(verifiers, str(path), show, adopt=not ctx.long_lived)
-            where = "temporary worktree"
+                results, where = verified(path), "temporary worktree"
     if in_place and not same_state(repo, capture_workspace(repo, ctx.config), cp):
         progress(f"warning: the verifiers changed the workspace; evidence is for {cp.name}")
     with ctx.locked():

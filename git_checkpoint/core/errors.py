@@ -6,6 +6,11 @@ in exactly one place, `entry.console.guarded`.
 
 from __future__ import annotations
 
+import re
+
+# git's words when a lock file of its own is in the way (index.lock, a ref's .lock).
+_LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
 
 class CheckpointError(Exception):
     """Base of every error the tool reports to the user."""
@@ -35,4 +40,13 @@ class GitFailed(CheckpointError):
         self.returncode = returncode
         self.stderr = stderr
         first = stderr.strip().splitlines()[0] if stderr.strip() else f"exit {returncode}"
+        locked = _LOCKED.search(stderr)
+        if locked:  # held, or left by a git that was killed: say how to tell and what to do
+            self.exit_code = Refused.exit_code
+            super().__init__(
+                f"git {' '.join(argv[:3])} found {locked[1]} in the way: another git command "
+                "is running in this repository, or one was killed and left it. If none is "
+                f"running, remove it (rm '{locked[1]}') and run this again"
+            )
+            return
         super().__init__(f"git {' '.join(argv[:3])} failed: {first}")

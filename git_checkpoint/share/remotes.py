@@ -1,28 +1,64 @@
 """Sharing checkpoints through git remotes (design.md §9): push and fetch.
 
 Both go through the user's own `git push` / `git fetch`, so credentials, SSH config,
-URLs and `pushurl` behave as they do for git. Push never overwrites a name on the
-remote (a lease that says "must not exist") and merges notes instead of forcing them.
-Fetch is hostile-input handling: only refs named like checkpoints are asked for, each
-with an explicit refspec into `refs/checkpoints/remotes/<remote>/`, and notes come in
-through a temporary ref that is merged line-wise (`cat_sort_uniq`).
+URLs and `pushurl` behave as they do for git, and both cost what git's own push or
+fetch of those refs costs: one wildcard refspec, never one per checkpoint (git matches
+each explicit refspec against every ref: the square of their number).
+
+Push never takes a name on the remote another checkpoint holds: it asks first, and
+pushes without force, so a name taken meanwhile is rejected by the remote (only a fast
+forward, to a commit that keeps theirs, is taken). Notes go on their own, merged
+over the remote's under a lease, again until they land (a fleet pushes at the same
+moment: each merge is retried with a fresh fetch, a bounded number of times, after a
+random pause). The notes of checkpoints fetched from the remote go back the same way
+(a reviewer's verify of them): only notes, for checkpoints the remote still holds.
+Fetch is hostile-input handling: the notes ref is fetched and checked before anything
+else is written, objects are checked as `transfer.fsckObjects` checks them, and refs
+not named like checkpoints, or not commits, are dropped. With prune, fetched
+checkpoints the remote no longer has are dropped, each logged with its commit first.
+
+Temporary refs (`refs/notes/checkpoint-tmp/<kind>/<pid>/…`) of a push or fetch that was
+killed are removed by the next one, and `doctor` names them meanwhile.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..core.errors import GitFailed, Refused, UsageError
+from ..core.text import counted
 from ..gitcore.repo import Repo
-from ..storage.notes import NOTES_REF
-from ..storage.refs import ID, REF_ROOT, REMOTE_ROOT, Checkpoint, validate_task
+from ..storage import oplog
+from ..storage.notes import NOTES_REF, record_fetched
+from ..storage.refs import ID, REF_ROOT, REMOTE_ROOT, Checkpoint, load_checkpoints, validate_task
 
 REMOTE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
-PUSH_ATTEMPTS = 3  # a notes race with another pusher is retried this often
+# A notes merge another pusher raced is tried again this often, after a pause of up to
+# NOTES_PAUSE × the try (seconds, random): 32 machines at once all land.
+NOTES_ATTEMPTS = 40
+NOTES_PAUSE = 0.05
+# Under refs/notes/: `git notes` takes any other name as one below it.
+TMP_ROOT = "refs/notes/checkpoint-tmp/"
+# Where earlier versions kept them: refs/notes/checkpoint-<kind>/<remote>/<pid>.
+_OLD_TMP_ROOTS = tuple(f"refs/notes/checkpoint-{kind}/" for kind in ("push", "remote", "fetch"))
+# What git says when another push moved or locked a ref between our look and our push.
+_RACED = (
+    "stale info",
+    "fetch first",
+    "non-fast-forward",
+    "cannot lock ref",
+    "but expected",
+    "reference already exists",
+    "failed to update ref",
+    "failed to lock",
+    "incorrect old value",
+)
 
 Progress = Callable[[str], None]
 
@@ -63,14 +99,54 @@ def _ident_env(repo: Repo) -> dict[str, str]:
         }
 
 
-def _temp_notes_ref(kind: str, remote: str) -> str:
-    return f"refs/notes/checkpoint-{kind}/{remote}/{os.getpid()}"
+def temp_root(kind: str) -> str:
+    """This process's temporary refs of one kind (push, notes, fetch), ending in "/"."""
+    return f"{TMP_ROOT}{kind}/{os.getpid()}/"
 
 
-def _drop_ref(repo: Repo, ref: str) -> None:
-    oid = repo.resolve_ref(ref)
-    if oid:
-        repo.git("update-ref", "-d", ref, oid)
+def leftover_refs(repo: Repo) -> list[str]:
+    """Temporary refs of pushes and fetches that are no longer running (killed)."""
+    out = repo.git("for-each-ref", "--format=%(refname)", TMP_ROOT, *_OLD_TMP_ROOTS)
+    left = []
+    for ref in out.decode("utf-8", "surrogateescape").split():
+        if ref.startswith(TMP_ROOT):
+            parts = ref[len(TMP_ROOT) :].split("/")
+            pid = parts[1] if len(parts) > 1 else ""
+        else:
+            pid = ref.rsplit("/", 1)[-1]
+        if not (pid.isdigit() and _alive(int(pid))):
+            left.append(ref)
+    return left
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (another user's: alive)
+        return True
+    return True
+
+
+def drop_refs(repo: Repo, refs: Iterable[str]) -> None:
+    """Delete these refs in one transaction (whatever they point at)."""
+    lines = "".join(f"delete {ref}\n" for ref in refs)
+    if lines:
+        repo.git("update-ref", "--stdin", stdin=lines.encode())
+
+
+def _clean_leftovers(repo: Repo) -> None:
+    left = leftover_refs(repo)
+    if left:
+        drop_refs(repo, left)
+
+
+def _drop_root(repo: Repo, root: str) -> None:
+    out = repo.git("for-each-ref", "--format=%(refname)", root)
+    drop_refs(repo, out.decode("utf-8", "surrogateescape").split())
 
 
 def merge_notes(repo: Repo, into: str, other: str) -> None:
@@ -90,8 +166,10 @@ class PushOutcome:
     remote: str
     pushed: list[str]  # names on the remote, task/cp_NNN
     already_there: list[str]
-    notes_pushed: int  # checkpoints whose notes went along
+    notes_pushed: int  # checkpoints whose notes the remote lacked a line of
     secret_warnings: list[str] = field(default_factory=list)
+    notes_of: list[str] = field(default_factory=list)  # their names on the remote
+    gone: list[str] = field(default_factory=list)  # fetched ones the remote no longer has
 
 
 def remote_task_name(cp: Checkpoint, remote: str, prefix: str, as_name: str | None) -> str:
@@ -110,50 +188,33 @@ def remote_task_name(cp: Checkpoint, remote: str, prefix: str, as_name: str | No
         ) from None
 
 
-def _note_blobs(repo: Repo, commits: Iterable[str]) -> dict[str, str]:
-    """commit -> note blob in our notes ref, for the commits that have one."""
+def _note_blobs(repo: Repo, commits: Iterable[str], ref: str = NOTES_REF) -> dict[str, str]:
+    """commit -> note blob in a notes ref, for the commits that have one."""
     wanted = set(commits)
-    if repo.resolve_ref(NOTES_REF) is None or not wanted:
+    if repo.resolve_ref(ref) is None or not wanted:
         return {}
-    out = repo.git("notes", f"--ref={NOTES_REF}", "list").decode().split()
-    pairs = zip(out[1::2], out[0::2], strict=True)  # lines are "<note blob> <commit>"
-    return {commit: blob for commit, blob in pairs if commit in wanted}
+    return {commit: blob for commit, blob in _all_notes(repo, ref).items() if commit in wanted}
 
 
-def _notes_for_push(
-    repo: Repo, commits: list[str], remote: str, url: str, remote_notes: str | None
-) -> str | None:
-    """A notes commit holding only the notes of `commits`, merged over the remote's
-    notes (fetched into a temporary ref), so pushing it is a fast-forward there.
-    Returns the temporary notes ref to push, or None when there is nothing to send.
-    """
-    blobs = _note_blobs(repo, commits)
-    if not blobs:
-        return None
+def _all_notes(repo: Repo, ref: str) -> dict[str, str]:
+    """commit -> note blob, every note of a notes ref (whatever its fan-out)."""
+    out = repo.git("notes", f"--ref={ref}", "list").decode().split()
+    return dict(zip(out[1::2], out[0::2], strict=True))  # lines are "<note blob> <commit>"
+
+
+def fetched_with_notes(repo: Repo, remote: str) -> list[Checkpoint]:
+    """The checkpoints fetched from `remote` that carry a note here: the evidence a
+    push can send back (what this machine verified, promoted or said of them)."""
+    fetched = load_checkpoints(repo, f"{REMOTE_ROOT}{remote}/")
+    noted = _note_blobs(repo, [cp.commit for cp in fetched])
+    return [cp for cp in fetched if cp.commit in noted and not cp.problem]
+
+
+def _notes_commit(repo: Repo, blobs: dict[str, str]) -> str:
+    """A notes commit holding exactly these notes (commit -> note blob)."""
     rows = "".join(f"100644 blob {blob}\t{commit}\n" for commit, blob in sorted(blobs.items()))
     tree = repo.git("mktree", stdin=rows.encode()).decode().strip()
-    commit = repo.commit_tree(tree, [], "Notes added by 'git checkpoint push'\n")
-    ours = _temp_notes_ref("push", remote)
-    repo.git("update-ref", ours, commit)
-    if remote_notes is not None:
-        theirs = _temp_notes_ref("remote", remote)
-        repo.git(
-            "fetch",
-            "-q",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--refmap=",
-            url,
-            f"+{NOTES_REF}:{theirs}",
-        )
-        try:
-            merge_notes(repo, ours, theirs)
-            if repo.resolve_ref(f"{ours}^{{tree}}") == repo.resolve_ref(f"{theirs}^{{tree}}"):
-                _drop_ref(repo, ours)  # the remote has every line already
-                return None
-        finally:
-            _drop_ref(repo, theirs)
-    return ours
+    return repo.commit_tree(tree, [], "Notes added by 'git checkpoint push'\n")
 
 
 def push(
@@ -165,8 +226,11 @@ def push(
     as_name: str | None,
     check_secrets: Callable[[list[Checkpoint]], list[str]],
     progress: Progress,
+    evidence: Iterable[Checkpoint] = (),
 ) -> PushOutcome:
-    """Push `chosen` and their notes; refuse (nothing pushed) if any name is taken."""
+    """Push `chosen`, then their notes; refuse (nothing pushed) if any name is taken.
+    `evidence`: checkpoints fetched from `remote` whose notes go back along with those
+    (the checkpoints are there already); one the remote no longer holds is left out."""
     check_remote(repo, remote)
     if as_name is not None and len({c.task for c in chosen}) > 1:
         raise UsageError("--as names one task: push one task at a time with --as")
@@ -177,58 +241,131 @@ def push(
         cp.ref: f"{REF_ROOT}{remote_task_name(cp, remote, prefix, as_name)}/{cp.id}"
         for cp in chosen
     }
+    _clean_leftovers(repo)
     # Ask where the push goes (pushurl, pushInsteadOf), not where fetches come from.
     url = repo.git("remote", "get-url", "--push", remote).decode("utf-8", "replace").strip()
-    warnings: list[str] = []
-    for attempt in range(PUSH_ATTEMPTS):
-        progress(f"asking {remote} which checkpoints it has")
-        there = remote_checkpoint_refs(repo, url)
-        taken = [
-            (cp, dest[cp.ref]) for cp in chosen if there.get(dest[cp.ref], cp.commit) != cp.commit
-        ]
-        if taken:
-            cp, ref = taken[0]
-            name = ref[len(REF_ROOT) :]
-            task = name.rsplit("/", 1)[0]
-            raise Refused(
-                f"{remote} already has {name} holding another checkpoint than {cp.name} "
-                f"({len(taken)} name(s) taken); nothing pushed. Another machine pushed task "
-                f"{task!r}: push under another name with --as {task}-<machine>, or give "
-                "each machine a prefix: git config checkpoint.taskPrefix <machine>/"
-            )
-        new = [cp for cp in chosen if dest[cp.ref] not in there]
-        if attempt == 0 and new:
-            progress(f"scanning {len(new)} checkpoint(s) for secrets")
-            warnings = check_secrets(new)
-        commits = [c.commit for c in chosen]
-        notes_ref = _notes_for_push(repo, commits, remote, url, there.get(NOTES_REF))
-        argv = ["push", "--porcelain", "--no-follow-tags"]
-        if len(new) + (notes_ref is not None) > 1:
-            argv.append("--atomic")
-        for cp in new:
-            argv.append(f"--force-with-lease={dest[cp.ref]}:")  # must not exist yet
-        refspecs = [f"{cp.commit}:{dest[cp.ref]}" for cp in new]
-        if notes_ref is not None:
-            refspecs.append(f"{notes_ref}:{NOTES_REF}")
-        if not refspecs:
-            return PushOutcome(remote, [], sorted(_short(dest.values())), 0, warnings)
-        progress(f"pushing {len(new)} checkpoint(s) and their notes to {remote}")
-        try:
-            repo.git(*argv, remote, *refspecs)
-        except GitFailed as exc:
-            raced = any(w in exc.stderr for w in ("stale info", "fetch first", "non-fast-forward"))
-            if not raced or attempt == PUSH_ATTEMPTS - 1:
-                raise
-            progress(f"{remote} changed while pushing; trying again")
+    progress(f"asking {remote} which checkpoints it has")
+    there = remote_checkpoint_refs(repo, url)
+    taken = [(cp, dest[cp.ref]) for cp in chosen if there.get(dest[cp.ref], cp.commit) != cp.commit]
+    if taken:
+        raise _taken(remote, taken)
+    new = [cp for cp in chosen if dest[cp.ref] not in there]
+    warnings = check_secrets(new) if new else []
+    if new:
+        progress(f"pushing {counted(len(new), 'checkpoint')} to {remote}")
+        rejected = _push_new(repo, url, {dest[cp.ref]: cp.commit for cp in new})
+        if rejected:
+            lost = [(cp, dest[cp.ref]) for cp in new if dest[cp.ref] in rejected]
+            raise _taken(remote, lost, meanwhile=len(new) - len(lost))
+    new_refs = {cp.ref for cp in new}
+    already = [dest[cp.ref] for cp in chosen if cp.ref not in new_refs]
+    named = {cp.commit: dest[cp.ref] for cp in chosen}
+    gone = []
+    for cp in evidence:
+        if cp.ref in dest or cp.commit in named:
             continue
-        finally:
-            if notes_ref is not None:
-                _drop_ref(repo, notes_ref)
-        pushed = [dest[cp.ref] for cp in new]
-        already = [dest[cp.ref] for cp in chosen if cp not in new]
-        notes = len(_note_blobs(repo, [c.commit for c in chosen])) if notes_ref else 0
-        return PushOutcome(remote, _short(pushed), _short(already), notes, warnings)
-    raise Refused(f"{remote} kept changing while pushing; try again")  # pragma: no cover
+        there_as = f"{REF_ROOT}{remote_task_name(cp, remote, '', None)}/{cp.id}"
+        if there.get(there_as) == cp.commit:
+            named[cp.commit] = there_as
+        else:
+            gone.append(cp.name)
+    blobs = _note_blobs(repo, named)
+    changed = _push_notes(repo, url, remote, blobs, progress) if blobs else set()
+    return PushOutcome(
+        remote,
+        _short(dest[cp.ref] for cp in new),
+        _short(already),
+        len(changed),
+        warnings,
+        sorted(_short(named[c] for c in changed)),
+        gone,
+    )
+
+
+def _taken(remote: str, taken: list[tuple[Checkpoint, str]], meanwhile: int = -1) -> Refused:
+    cp, ref = taken[0]
+    name = ref[len(REF_ROOT) :]
+    task = name.rsplit("/", 1)[0]
+    what = (
+        "nothing pushed"
+        if meanwhile < 0
+        else f"taken while pushing; the others were pushed ({counted(meanwhile, 'checkpoint')})"
+    )
+    return Refused(
+        f"{remote} already has {name} holding another checkpoint than {cp.name} "
+        f"({counted(len(taken), 'name')} taken); {what}. Another machine pushed task "
+        f"{task!r}: push under another name with --as {task}-<machine>, or give "
+        "each machine a prefix: git config checkpoint.taskPrefix <machine>/"
+    )
+
+
+def _push_new(repo: Repo, url: str, wanted: dict[str, str]) -> set[str]:
+    """Create these refs (remote name -> commit) on the remote with one wildcard
+    refspec from temporary refs, without force: the names refused (taken meanwhile)."""
+    root = temp_root("push")
+    lines = "".join(
+        f"create {root}{ref[len(REF_ROOT) :]} {commit}\n" for ref, commit in wanted.items()
+    )
+    repo.git("update-ref", "--stdin", stdin=lines.encode())
+    try:
+        proc = repo.run(
+            ["push", "--porcelain", "--no-follow-tags", url, f"{root}*:{REF_ROOT}*"], check=False
+        )
+    finally:
+        _drop_root(repo, root)
+    rejected = set()
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        flag, _, rest = line.partition("\t")
+        if flag == "!":
+            rejected.add(rest.partition(":")[2].partition("\t")[0])
+    if proc.returncode != 0 and not rejected:
+        raise GitFailed(["push", url], proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return rejected
+
+
+def _push_notes(
+    repo: Repo, url: str, remote: str, blobs: dict[str, str], progress: Progress
+) -> set[str]:
+    """Merge these notes over the remote's and push the result under a lease on what the
+    remote had; when another push got there first, again from a fresh fetch. The
+    checkpoints (commits) whose notes the remote lacked a line of: none when it had
+    every line already, and then nothing is pushed."""
+    root = temp_root("notes")
+    ours, theirs = f"{root}ours", f"{root}theirs"
+    try:
+        for attempt in range(NOTES_ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, NOTES_PAUSE * min(attempt, 20)))
+            remote_notes = remote_checkpoint_refs(repo, url).get(NOTES_REF)
+            repo.git("update-ref", ours, _notes_commit(repo, blobs))
+            changed = set(blobs)
+            if remote_notes is not None:
+                repo.git(
+                    "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--refmap=", url,
+                    f"+{NOTES_REF}:{theirs}",
+                )  # fmt: skip
+                merge_notes(repo, ours, theirs)
+                if repo.resolve_ref(f"{ours}^{{tree}}") == repo.resolve_ref(f"{theirs}^{{tree}}"):
+                    return set()  # the remote has every line already
+                had = _note_blobs(repo, blobs, theirs)
+                merged = _note_blobs(repo, blobs, ours)
+                changed = {commit for commit in blobs if merged.get(commit) != had.get(commit)}
+                if not changed:  # the same notes, another fan-out
+                    return set()
+            lease = f"--force-with-lease={NOTES_REF}:{remote_notes or ''}"
+            proc = repo.run(["push", "--porcelain", lease, url, f"{ours}:{NOTES_REF}"], check=False)
+            if proc.returncode == 0:
+                return changed
+            said = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
+            if not any(w in said for w in _RACED):
+                raise GitFailed(["push", url, NOTES_REF], proc.returncode, said)
+            progress(f"{remote}'s notes changed while pushing; merging again")
+    finally:
+        _drop_root(repo, root)
+    raise Refused(
+        f"the checkpoints are on {remote}, but their notes could not be merged into "
+        f"{remote}'s: it changed on each of {NOTES_ATTEMPTS} tries; push again"
+    )
 
 
 def _short(refs: Iterable[str]) -> list[str]:
@@ -239,12 +376,21 @@ def _short(refs: Iterable[str]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Pruned:
+    name: str  # origin/task/cp_NNN
+    ref: str
+    commit: str
+
+
+@dataclass(frozen=True)
 class FetchOutcome:
     remote: str
     new: list[str]  # local names, origin/task/cp_NNN
     updated: list[str]
     refused: list[str]  # remote refs whose names are not checkpoint names: not fetched
     notes_merged: bool
+    unsafe: list[str] = field(default_factory=list)  # failed git's object check: not fetched
+    pruned: list[Pruned] = field(default_factory=list)  # gone from the remote: dropped here
 
 
 def checkpoint_name_problem(ref: str) -> str | None:
@@ -273,65 +419,165 @@ def _local_remote_refs(repo: Repo, remote: str) -> dict[str, tuple[str, str]]:
     return refs
 
 
-def fetch(repo: Repo, remote: str, *, progress: Progress) -> FetchOutcome:
-    """Bring the remote's checkpoints and notes in (caller holds the lock)."""
+# A fetch checks what it receives as `git fsck --strict` would (a `.git` in a tree,
+# duplicate entries, zero-padded modes…): a remote's trees reach our work tree.
+_CHECKED = ("-c", "fetch.fsckObjects=true")
+
+
+def fetch(repo: Repo, remote: str, *, progress: Progress, prune: bool = False) -> FetchOutcome:
+    """Bring the remote's checkpoints and notes in (caller holds the lock); `prune`: drop
+    the fetched checkpoints the remote no longer has, each logged with its commit first."""
     check_remote(repo, remote)
+    _clean_leftovers(repo)
     progress(f"asking {remote} which checkpoints it has")
     there = remote_checkpoint_refs(repo, remote)
     local_root = f"{REMOTE_ROOT}{remote}/"
-    wanted: dict[str, str] = {}
-    refused: list[str] = []
-    for ref in sorted(there):
-        if ref == NOTES_REF:
-            continue
-        if checkpoint_name_problem(ref):
-            refused.append(ref[len(REF_ROOT) :][:200])
-            continue
-        wanted[ref] = local_root + ref[len(REF_ROOT) :]
-    before = _local_remote_refs(repo, remote)
-    refspecs = [f"+{src}:{dst}" for src, dst in wanted.items()]
-    notes_tmp = _temp_notes_ref("fetch", remote)
-    if NOTES_REF in there:
-        refspecs.append(f"+{NOTES_REF}:{notes_tmp}")
-    if refspecs:
-        progress(f"fetching {len(wanted)} checkpoint(s) from {remote}")
-        repo.git(
-            "fetch",
-            "-q",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            "--refmap=",
-            "--stdin",
-            remote,
-            stdin="".join(f"{r}\n" for r in refspecs).encode(),
-        )
-    after = _local_remote_refs(repo, remote)
-    for ref, (oid, kind) in after.items():
-        if kind != "commit":  # a tree or blob under a checkpoint name: never a checkpoint
-            repo.git("update-ref", "-d", ref, oid)
-            refused.append(ref[len(local_root) :])
-    merged = False
+    refused = [
+        ref[len(REF_ROOT) :][:200]
+        for ref in sorted(there)
+        if ref != NOTES_REF and checkpoint_name_problem(ref)
+    ]
+    root = temp_root("fetch")
+    notes_tmp = f"{root}notes"
     try:
+        if NOTES_REF in there:  # first, alone: a notes ref that is no commit stops it all
+            try:
+                _fetch(repo, remote, [f"+{NOTES_REF}:{notes_tmp}"])
+            except GitFailed as exc:
+                found = _FSCK_ERROR.search(exc.stderr)
+                if found is None:
+                    raise
+                raise Refused(
+                    f"{remote}'s {NOTES_REF} fails git's object check ({found[1][:120]}): "
+                    "nothing fetched"
+                ) from None
+            kind = repo.git("cat-file", "-t", notes_tmp).decode().strip()
+            if kind != "commit":
+                raise Refused(
+                    f"{remote}'s {NOTES_REF} is a {kind}, not a notes commit: nothing fetched"
+                )
+        before = _local_remote_refs(repo, remote)
+        unsafe: list[str] = []
+        if len(there) > (NOTES_REF in there):
+            progress(
+                f"fetching {counted(len(there) - (NOTES_REF in there), 'checkpoint')} from {remote}"
+            )
+            unsafe = _fetch_checked(repo, remote, there, local_root)
+        after = _local_remote_refs(repo, remote)
+        wrong = [
+            (ref, oid)
+            for ref, (oid, kind) in after.items()
+            if kind != "commit" or (ref not in before and _local_name_problem(ref, local_root))
+        ]
+        if wrong:  # not named like checkpoints, or no commits: never checkpoints
+            repo.git(
+                "update-ref", "--stdin",
+                stdin="".join(f"delete {ref} {oid}\n" for ref, oid in wrong).encode(),
+            )  # fmt: skip
+            for ref, _ in wrong:
+                refused.append(ref[len(local_root) :][:200])
+                after.pop(ref, None)
+        pruned = _prune(repo, remote, there, before, after) if prune else []
+        merged = False
         if repo.resolve_ref(notes_tmp) is not None:
             progress(f"merging {remote}'s notes")
             notes_before = repo.resolve_ref(NOTES_REF)
             merge_notes(repo, NOTES_REF, notes_tmp)
-            merged = repo.resolve_ref(NOTES_REF) != notes_before
+            notes_after = repo.resolve_ref(NOTES_REF)
+            # A merge commit is made even when nothing new came: compare what they hold.
+            merged = notes_after != notes_before and repo.resolve_ref(
+                f"{notes_after}^{{tree}}"
+            ) != (repo.resolve_ref(f"{notes_before}^{{tree}}") if notes_before else None)
+            record_fetched(repo, notes_before, notes_after)
     finally:
-        _drop_ref(repo, notes_tmp)
+        _drop_root(repo, root)
 
-    def name(ref: str) -> str:
-        return f"{remote}/{ref[len(local_root) :]}"
-
-    new = [
-        name(r)
-        for r in wanted.values()
-        if r not in before and after.get(r, ("", ""))[1] == "commit"
-    ]
+    new = [_fetched_name(r) for r in sorted(after) if r not in before]
     updated = [
-        name(r)
-        for r in wanted.values()
-        if r in before and r in after and after[r][0] != before[r][0] and after[r][1] == "commit"
+        _fetched_name(r) for r in sorted(after) if r in before and after[r][0] != before[r][0]
     ]
-    return FetchOutcome(remote, new, updated, refused, merged)
+    return FetchOutcome(remote, new, updated, sorted(set(refused)), merged, unsafe, pruned)
+
+
+def _fetched_name(ref: str) -> str:
+    """refs/checkpoints/remotes/origin/task/cp_001 -> origin/task/cp_001."""
+    return ref[len(REMOTE_ROOT) :]
+
+
+def _prune(
+    repo: Repo,
+    remote: str,
+    there: dict[str, str],
+    before: dict[str, tuple[str, str]],
+    after: dict[str, tuple[str, str]],
+) -> list[Pruned]:
+    """Drop the fetched checkpoints `remote` no longer has: those here before this fetch,
+    left as they were by it, and not among the refs the remote listed (one that came in
+    with this fetch is there, even if pushed after the listing). Each is logged with its
+    commit before it goes, as `drop` does, so `git update-ref` brings it back."""
+    local_root = f"{REMOTE_ROOT}{remote}/"
+    gone = [
+        Pruned(_fetched_name(ref), ref, oid)
+        for ref, (oid, _) in sorted(after.items())
+        if ref in before
+        and before[ref][0] == oid
+        and f"{REF_ROOT}{ref[len(local_root) :]}" not in there
+    ]
+    for p in gone:
+        oplog.log_event(
+            repo, "fetch-prune", remote=remote, checkpoint=p.name, commit=p.commit, ref=p.ref
+        )
+    if gone:
+        repo.git(
+            "update-ref", "--stdin",
+            stdin="".join(f"delete {p.ref} {p.commit}\n" for p in gone).encode(),
+        )  # fmt: skip
+        for p in gone:
+            after.pop(p.ref, None)
+    return gone
+
+
+def _fetch(repo: Repo, remote: str, refspecs: list[str]) -> None:
+    repo.git(
+        *_CHECKED, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        "--no-recurse-submodules", "--refmap=", "--stdin", remote,
+        stdin="".join(f"{spec}\n" for spec in refspecs).encode(),
+    )  # fmt: skip
+
+
+# How git's object check names what it refused: "error: object <id>: <check>: <why>".
+_FSCK_ERROR = re.compile(r"error: object [0-9a-f]+: (\w+: [^\n]*)")
+
+
+def _fetch_checked(repo: Repo, remote: str, there: dict[str, str], local_root: str) -> list[str]:
+    """Fetch the remote's checkpoints in one go; when git's object check refuses what
+    one of them holds (the whole fetch then writes nothing), fetch them again in halves
+    until each refused one is found, so the others still come in. The refused ones,
+    named with git's reason; none of their objects is written."""
+    try:
+        _fetch(repo, remote, [f"+{REF_ROOT}*:{local_root}*"])
+        return []
+    except GitFailed as exc:
+        if not _FSCK_ERROR.search(exc.stderr):
+            raise
+    wanted = [r for r in sorted(there) if r != NOTES_REF and not checkpoint_name_problem(r)]
+    refused: list[str] = []
+    groups = [wanted]
+    while groups:
+        group = groups.pop()
+        try:
+            _fetch(repo, remote, [f"+{r}:{local_root}{r[len(REF_ROOT) :]}" for r in group])
+        except GitFailed as exc:
+            found = _FSCK_ERROR.search(exc.stderr)
+            if found is None:
+                raise
+            if len(group) == 1:
+                refused.append(f"{group[0][len(REF_ROOT) :][:200]} ({found[1][:120]})")
+            else:
+                groups += [group[: len(group) // 2], group[len(group) // 2 :]]
+    return refused
+
+
+def _local_name_problem(ref: str, local_root: str) -> str | None:
+    """checkpoint_name_problem of the remote ref a fetched one came from."""
+    return checkpoint_name_problem(REF_ROOT + ref[len(local_root) :])

@@ -1,7 +1,10 @@
 """Mutable checkpoint state: JSON Lines events in `refs/notes/checkpoints` (design.md §3).
 
 One self-contained JSON object per line, so notes fetched from several machines merge
-with `git notes merge -s cat_sort_uniq`; status is derived from the events.
+with `git notes merge -s cat_sort_uniq`; status is derived from the events, in the order
+this repository saw them: an event is dated by its `at`, except that a fetched one dated
+after the fetch that brought it (another machine's clock, or a forged date) counts as
+seen at that fetch, so it never outranks what this repository records later.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import os
 from typing import Any
 
 from ..core.errors import GitFailed
-from ..core.records import json_lines, now_iso
+from ..core.records import append_json_line, json_lines, now_iso
 from ..gitcore.repo import Repo
 
 NOTES_REF = "refs/notes/checkpoints"
+# Fetched events dated after their fetch: {"event": <its line, canonical>, "seen": <when>}.
+SEEN_LATE = "notes-seen.jsonl"
 
 
 def _note_text(repo: Repo, commit: str) -> str:
@@ -29,10 +34,100 @@ def _note_text(repo: Repo, commit: str) -> str:
 
 
 def read_events(repo: Repo, commit: str) -> list[dict[str, Any]]:
-    """The events on a checkpoint, oldest first; lines that are not JSON objects skipped."""
+    """The events on a checkpoint in the order this repository saw them, oldest first;
+    lines that are not JSON objects skipped."""
     events = json_lines(_note_text(repo, commit))
-    events.sort(key=lambda e: str(e.get("at", "")))
+    seen = _seen_late(repo)
+
+    def when(event: dict[str, Any]) -> str:
+        at = str(event.get("at", ""))
+        if seen and at > seen.earliest:
+            return min(at, seen.at.get(_canonical(event), at))
+        return at
+
+    events.sort(key=when)
     return events
+
+
+def _canonical(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=True, ensure_ascii=False)
+
+
+class _SeenLate:
+    def __init__(self, at: dict[str, str]) -> None:
+        self.at = at
+        self.earliest = min(at.values(), default="")
+
+
+def _seen_late(repo: Repo) -> _SeenLate | None:
+    """The fetched events dated after their fetch, read once per file version."""
+    path = repo.state_dir() / SEEN_LATE
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    cached = repo.__dict__.get("_seen_late")
+    if cached is not None and cached[0] == stamp:
+        return cached[1]  # type: ignore[no-any-return]
+    at: dict[str, str] = {}
+    for record in json_lines(path.read_text(encoding="utf-8", errors="replace")):
+        event, when = record.get("event"), record.get("seen")
+        if isinstance(event, str) and isinstance(when, str):
+            at.setdefault(event, when)
+    found = _SeenLate(at) if at else None
+    repo.__dict__["_seen_late"] = (stamp, found)
+    return found
+
+
+def record_fetched(repo: Repo, before: str | None, after: str | None) -> int:
+    """After a fetch merged notes from `before` to `after` (notes commits): remember, for
+    each event it brought that is dated later than now, that it was seen now. Returns
+    how many. Reads only the notes the merge changed."""
+    if after is None or after == before:
+        return 0
+    import pygit2
+
+    odb = repo.odb
+    now = now_iso()
+    new_tree = odb[after].peel(pygit2.Tree)
+    changed: list[tuple[Any, Any]]
+    if before is None:
+        changed = [(None, blob) for blob in _blobs(new_tree)]
+    else:
+        old_tree = odb[before].peel(pygit2.Tree)
+        changed = [
+            (d.old_file.id if d.status != pygit2.enums.DeltaStatus.ADDED else None, d.new_file.id)
+            for d in old_tree.diff_to_tree(new_tree).deltas
+            if d.status != pygit2.enums.DeltaStatus.DELETED
+        ]
+    late = []
+    for old, new in changed:
+        had: set[str] = set()
+        if old is not None:
+            had = set(odb[old].read_raw().decode("utf-8", "replace").splitlines())
+        for line in odb[new].read_raw().decode("utf-8", "replace").splitlines():
+            if line in had:
+                continue
+            for event in json_lines(line):
+                if str(event.get("at", "")) > now:
+                    late.append({"event": _canonical(event), "seen": now})
+    for record in late:
+        append_json_line(repo.state_dir() / SEEN_LATE, record)
+    return len(late)
+
+
+def _blobs(tree: Any) -> list[Any]:
+    """Every blob id below a notes tree (notes may sit in fan-out folders)."""
+    import pygit2
+
+    out = []
+    for entry in tree:
+        if entry.type == pygit2.GIT_OBJECT_TREE:
+            out.extend(_blobs(entry))
+        else:
+            out.append(entry.id)
+    return out
 
 
 def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, Any]:

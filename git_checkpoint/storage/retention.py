@@ -18,6 +18,7 @@ from pathlib import Path
 from ..config.model import Retention
 from ..core.errors import CheckpointError, Refused, UsageError
 from ..core.records import now
+from ..core.text import counted
 from ..gitcore.repo import Repo
 from . import oplog, tasks
 from .journal import RestoreRecord, read_journal, restore_records
@@ -132,13 +133,13 @@ def plan_task(
     ):
         for position, cp in enumerate(reversed(group)):  # position 0: the newest
             age = _age_seconds(cp.created_at, now)
-            kind = "safety checkpoints" if cp.is_safety else "checkpoints"
+            kind = "safety checkpoint" if cp.is_safety else "checkpoint"
             if cp.commit in needed:
                 remove, reason = False, needed[cp.commit]
             elif cp.id in protected:
                 remove, reason = False, protected[cp.id]
             elif position >= newest:
-                remove, reason = True, f"beyond the newest {newest} {kind}"
+                remove, reason = True, f"beyond the newest {counted(newest, kind)}"
             elif age is not None and age > policy.max_age_seconds:
                 remove, reason = True, f"older than {_describe_age(policy.max_age_seconds)}"
             else:
@@ -177,10 +178,11 @@ def remove(repo: Repo, decisions: list[Decision], op: str = "prune") -> list[Dec
     for d in decisions:
         if not d.remove:
             continue
-        repo.delete_ref(d.ref, d.commit)
+        # Logged first, as drop does: the log always names what may be gone.
         oplog.log_event(
             repo, op, task=d.task, checkpoint=d.id, commit=d.commit, ref=d.ref, reason=d.reason
         )
+        repo.delete_ref(d.ref, d.commit)
         removed.append(d)
     return removed
 

@@ -25,7 +25,9 @@ def slow_git(tmp_path: Path) -> dict[str, str]:
     real = shutil.which("git")
     script.write_text(
         "#!/bin/sh\n"
-        f'case " $* " in *" update-ref "*) while [ -e "{tmp_path}/hold" ]; do sleep 0.05; done;; esac\n'
+        f'case " $* " in *" update-ref "*)\n'
+        f'  while [ -e "{tmp_path}/hold" ]; do sleep 0.05; done;;\n'
+        "esac\n"
         f'exec "{real}" "$@"\n'
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)

@@ -117,3 +117,23 @@ def test_undo_and_rollback_both_failing_keep_the_way_back(repo: Repo, tmp_path: 
     repo.cp("undo")
     assert full_state(repo) == before
     assert "stopped before changing anything" not in failed.stderr  # it had written files
+
+
+def test_an_index_lock_left_by_a_killed_git_is_named_with_what_to_do(repo: Repo) -> None:
+    repo.write("f.txt", "committed\n")
+    repo.commit_all("f")
+    repo.write("f.txt", "saved\n")
+    repo.git("add", "f.txt")
+    repo.cp("save", "-m", "one")
+    repo.write("f.txt", "edited\n")
+    repo.git("add", "f.txt")
+    lock = repo.path / ".git" / "index.lock"
+    lock.write_bytes(b"")  # what a git killed while it held the index leaves
+    proc = repo.cp("restore", "cp_001", expect=3)
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line
+    assert f"rm '{lock}'" in line and "killed" in line
+    assert (repo.path / "f.txt").read_text() == "edited\n"  # nothing restored over it
+    lock.unlink()
+    repo.cp("restore", "cp_001")
+    assert (repo.path / "f.txt").read_text() == "saved\n"

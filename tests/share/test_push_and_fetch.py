@@ -37,13 +37,13 @@ def test_round_trip_two_machines(repo: Repo, served: str, tmp_path: Path) -> Non
     assert "checkpoint saved: cp_001" in a.cp("save", "-m", "the fix").stdout
     a.cp("verify")
     out = a.cp("push").stdout
-    assert "pushed 1 checkpoint(s) to origin: main/cp_001" in out
+    assert "pushed 1 checkpoint to origin: main/cp_001" in out
     commit = a.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
     assert remote_refs(a)["refs/checkpoints/main/cp_001"] == commit
     assert "refs/notes/checkpoints" in remote_refs(a)
 
     b = clone(served, tmp_path / "b")
-    assert "fetched 1 new checkpoint(s) from origin" in b.cp("fetch").stdout
+    assert "fetched 1 new checkpoint from origin" in b.cp("fetch").stdout
     assert b.git("for-each-ref", "--format=%(refname)", "refs/checkpoints").split() == [
         "refs/checkpoints/remotes/origin/main/cp_001"
     ]
@@ -203,7 +203,7 @@ def test_progress_goes_to_stderr_only_on_a_terminal(repo: Repo, tmp_path: Path) 
     seen = os.read(master, 4096).decode()
     os.close(master)
     assert proc.returncode == 0
-    assert "pushing 1 checkpoint(s)" in seen and "pushing" not in proc.stdout.decode()
+    assert "pushing 1 checkpoint" in seen and "pushing" not in proc.stdout.decode()
 
 
 def test_push_goes_where_git_push_goes(repo: Repo, tmp_path: Path) -> None:

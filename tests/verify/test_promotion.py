@@ -26,7 +26,7 @@ def test_passing_verifiers_promote(repo: Repo) -> None:
     shown = repo.cp_json("show", "cp_001")
     assert shown["status"] == "promoted"
     assert shown["checkpoint_id"] == "cp_001"
-    assert {"name": "unit", "status": "passed"} in shown["verifiers"]
+    assert {"name": "unit", "status": "passed", "output_tail": ""} in shown["verifiers"]
     assert shown["promotion_rule"] == "all_required_pass"
     assert "created_before_step" in shown and "on_failure" in shown
     listed = repo.cp_json("list")["checkpoints"][0]

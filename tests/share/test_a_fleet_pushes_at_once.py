@@ -1,0 +1,91 @@
+"""A fleet: many machines push their checkpoints and evidence to one remote at the same
+moment, each under its own task prefix. Every push exits 0 and every checkpoint and
+every verifier result arrives, through a bare repository, git daemon and smart HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ..conftest import Repo
+from ..servers import bare_repo, clone, git_daemon, http_server, publish, remote_refs
+
+
+@pytest.fixture(params=["file", "git", "http"])
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    base = tmp_path / "server"
+    base.mkdir()
+    bare_repo(base / "project.git")
+    if request.param == "file":
+        yield (base / "project.git").as_uri()
+    elif request.param == "git":
+        with git_daemon(base) as url:
+            yield url + "project.git"
+    else:
+        with http_server(base) as url:
+            yield url + "project.git"
+
+
+def _machines(first: Repo, url: str, count: int, tmp_path: Path) -> list[Repo]:
+    """`count` clones of the remote, each with a prefix of its own, a checkpoint and a
+    verifier's result on it."""
+    template = clone(url, tmp_path / "template")
+    machines = []
+    for i in range(count):
+        path = tmp_path / f"runner-{i}"
+        shutil.copytree(template.path, path, symlinks=True)
+        m = Repo(path)
+        m.git("config", "checkpoint.taskPrefix", f"runner-{i}/")
+        m.write("src/app.py", f"print({i})\n")
+        m.cp("save", "-m", f"runner {i}")
+        m.cp("verify")
+        machines.append(m)
+    return machines
+
+
+@pytest.mark.parametrize("count", [8, 32])
+def test_every_push_of_a_fleet_lands(repo: Repo, served: str, tmp_path: Path, count: int) -> None:
+    first = publish(repo, served)
+    machines = _machines(first, served, count, tmp_path)
+    env = {**os.environ, "GIT_CHECKPOINT_DEBUG": "0"}
+
+    def push(m: Repo) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "checkpoint", "push", "origin"],
+            cwd=m.path, capture_output=True, text=True, env=env, check=False, timeout=240,
+        )  # fmt: skip
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        results = list(pool.map(push, machines))
+    failed = [(i, r.returncode, r.stderr[-400:]) for i, r in enumerate(results) if r.returncode]
+    assert not failed, failed
+
+    refs = remote_refs(first)
+    commits = {
+        f"refs/checkpoints/runner-{i}/main/cp_001": m.git(
+            "rev-parse", "refs/checkpoints/main/cp_001"
+        ).strip()
+        for i, m in enumerate(machines)
+    }
+    assert {r: refs.get(r) for r in commits} == commits
+    # Every machine's evidence is in the remote's notes.
+    first.git("fetch", "-q", "origin", "+refs/notes/checkpoints:refs/notes/fleet")
+    for ref, commit in commits.items():
+        note = first.git("notes", "--ref=refs/notes/fleet", "show", commit)
+        events = [json.loads(line) for line in note.splitlines() if line.strip()]
+        assert [e["event"] for e in events if e["event"] == "verifier"] == ["verifier"], ref
+        assert any(e["event"] == "promoted" for e in events), ref
+    # ...and a fetch on one machine brings every one of them, promoted.
+    first.cp("fetch")
+    listed = first.cp_json("list", "--remote", "origin")["checkpoints"]
+    assert sorted(c["name"] for c in listed) == sorted(
+        f"origin/runner-{i}/main/cp_001" for i in range(count)
+    )
+    assert {c["status"] for c in listed} == {"promoted"}
