@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from ..core.errors import UsageError
 from ..gitcore import maintenance
+from ..restore.limit import clean_paths
 from ..restore.report import RestoreReport
 from ..restore.run import continue_restore, restore_to
 from ..storage import oplog
 from ..storage.refs import resolve, task_checkpoints
+from ..storage.sessions import turn_before
 from .context import Context
 
 
@@ -18,14 +21,30 @@ def run(
     move_head: bool,
     keep_head: bool,
     resume: bool,
+    before_turn: int | None = None,
+    session: str | None = None,
+    paths: tuple[str, ...] = (),
 ) -> RestoreReport:
+    """`before_turn`: the checkpoint that holds the workspace as it was before prompt N of
+    an agent session (`session`, default: this worktree's latest), shell changes too.
+    `paths` (below the top of the work tree): only those files and folders come back,
+    their index entries too; everything else stays as it is."""
     repo = ctx.repo
     task = ctx.task()
+    if before_turn is not None and name is not None:
+        raise UsageError("--before-turn names the checkpoint: give no CHECKPOINT with it")
+    if session is not None and before_turn is None:
+        raise UsageError("--session goes with --before-turn")
     with ctx.locked():
         if resume:
+            if paths:
+                raise UsageError("--continue takes no paths")
             report = continue_restore(repo, ctx.config, task)
         else:
             listed = task_checkpoints(repo, task)  # once, for the name and the safety save
+            if before_turn is not None:
+                turn = turn_before(repo, before_turn, session)
+                name = turn.ref if repo.resolve_ref(turn.ref) == turn.commit else turn.commit
             target = resolve(repo, name or "@", task, listed)
             report = restore_to(
                 repo,
@@ -37,6 +56,7 @@ def run(
                 keep_head=keep_head,
                 listed=listed,
                 prescan=ctx.prescan,
+                paths=clean_paths(paths) if paths else (),
             )
         if not report.dry_run:
             oplog.log_event(
@@ -45,6 +65,7 @@ def run(
                 task=task,
                 checkpoint=report.checkpoint,
                 safety=report.safety_checkpoint,
+                **({"paths": list(paths)} if paths else {}),
                 written=len(report.brought_back),
                 removed=len(report.removed),
                 resumed=resume,

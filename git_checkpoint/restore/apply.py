@@ -30,7 +30,7 @@ from ..gitcore.formats import EMPTY_BLOB, EXECUTABLE_MODE, FILE_MODE, ZERO_OID
 from ..gitcore.repo import Repo, concurrently, nul_list
 from ..save.staged import MARK_OPTIONS
 from .checks import Entry, cwd_in, disk_holds, raw_match, through_folders
-from .plan import Plan, TreeView, Write
+from .plan import Plan, TreeView, Write, under_rules
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
@@ -50,6 +50,8 @@ class Outcome:
     # the blob's, so a refresh (which then takes them for changed, unread) cannot
     # record them clean: their stat data is set, as git's checkout sets it.
     converted: dict[str, os.stat_result] = field(default_factory=dict)
+    # Files the plan wrote only for a rule change whose bytes were git's already: left.
+    as_written: set[str] = field(default_factory=set)
 
 
 # Above this many written files, their stat data is refreshed by one pass over the index.
@@ -239,6 +241,18 @@ def _make_parents(root: str, path: str, made: set[str]) -> None:
         made.add(folder)
 
 
+def make_submodule_folders(repo: Repo, paths: Iterable[str]) -> None:
+    """An empty folder at each submodule path where nothing is (a folder of files, a
+    file or nothing was there before), as git's checkout makes one: a submodule's
+    checkout is never entered, never made."""
+    root = os.fspath(repo.root)
+    made: set[str] = set()
+    for path in paths:
+        if _lstat(f"{root}/{path}") is not None or not through_folders(repo.root, path):
+            continue
+        _make_parents(root, f"{path}/.", made)  # (the folders of `path/.`: `path` too)
+
+
 def _copy_across(source: Path, dest: Path) -> None:
     """The staging folder is on another filesystem: copy next to dest, then rename."""
     folder = tempfile.mkdtemp(prefix=".checkpoint-", dir=dest.parent)  # a name of our own
@@ -365,10 +379,13 @@ def update_index(
     ]
     if repo.sha1():
         many = len(fresh) > REFRESH_PATHS_MAX
+        # (below a changed rule, the index may hold the stat data of other bytes of the
+        # same blob, of another size: a refresh takes the file for changed, unread)
         known = {
             w.path: (w.mode, w.oid, converted[w.path] if w.path in converted else stats[w.path])
             for w in fresh
-            if w.path in converted or (many and w.path in stats)
+            if w.path in converted
+            or (w.path in stats and (many or under_rules(w.path, plan.rules_changed)))
         }
         if known:
             done = indexfile.set_stats(os.fspath(repo.git_dir / "index"), known)
@@ -395,7 +412,8 @@ def leftovers(repo: Repo, plan: Plan, left: Collection[str] = ()) -> list[str]:
     """Paths the plan removed that are somehow still there, and an index that differs
     (`left`: paths deliberately left alone, already reported).
     """
-    folders = {os.path.dirname(w.path) for w in plan.writes}
+    # (a folder where a write or a submodule goes is no leftover)
+    folders = {os.path.dirname(w.path) for w in plan.writes} | {p for p, _ in plan.gitlinks}
     out = [
         p
         for p in plan.removes

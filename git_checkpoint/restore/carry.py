@@ -18,7 +18,7 @@ from ..core.errors import CheckpointError, GitFailed, Refused, UsageError
 from ..core.interrupts import RestoreInterrupted
 from ..core.text import quote_path
 from ..fast import quickstate
-from ..gitcore.formats import ZERO_OID
+from ..gitcore.formats import GITLINK_MODE, SYMLINK_MODE, TREE_MODE, ZERO_OID
 from ..gitcore.pathrules import git_refuses_path
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot
@@ -31,13 +31,15 @@ from .apply import (
     Outcome,
     changed_since,
     leftovers,
+    make_submodule_folders,
     move_into_place,
     remove_files,
     unstored,
     update_index,
 )
 from .checks import through_folders
-from .plan import Plan, TreeView, attributes_touched, under_rules
+from .plan import Plan, TreeView, Write, attributes_touched, under_rules
+from .reconvert import as_staged
 from .stage import Stage, restage
 
 RULE_FILES = (".gitignore", CONFIG_NAME)
@@ -134,7 +136,7 @@ class Carrying:
                 f"{', '.join(shown[:10])}; run `git checkpoint restore --continue` to keep "
                 "them in a safety checkpoint and finish, or `git checkpoint undo` to go back"
             )
-        outcome.submodules = _submodules_elsewhere(plan, now, self.target)
+        outcome.submodules = _submodules_elsewhere(repo, plan, now, self.target)
         self._finish(pending, leave)
         return outcome
 
@@ -171,51 +173,96 @@ class Carrying:
         if adopted:
             self._keep_in_safety(adopted, now)
         residue: list[str] = []
-        rules = [p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES]
+        # (a rule file whose content stays, only converted otherwise, waits for its rules)
+        rules = [
+            p for p in touched if p.rsplit("/", 1)[-1] in RULE_FILES and p not in plan.reconverted
+        ]
+        attributes = attributes_touched(plan)
+        # Rule files below a `.gitattributes` the plan changes are written before it (what
+        # they ignore decides what goes next), raw: written again once converted under the
+        # rules in place (restage), unless changed since (`early`: their stat data).
+        early: dict[str, list[int] | None] = {}
         if rules:
             outcome.left.update(unstored(repo, now, rules, plan))
             remove_files(repo, [p for p in removes if p in rules], outcome)
-            move_into_place(repo, stage, [w for w in plan.writes if w.path in rules], outcome)
+            first = [w for w in plan.writes if w.path in rules]
+            move_into_place(repo, stage, first, outcome)
+            early = _converted_later(repo, [w for w in first if under_rules(w.path, attributes)])
             residue, outcome.kept = _uncovered(repo, self.config, self.target, now, pending)
             removes = [p for p in removes if p not in outcome.kept and p not in rules]
         if residue:
             self._keep_in_safety(residue, now)
-        attributes = attributes_touched(plan)
         checked: set[str] = set()
         if attributes:
             still = [p for p in touched if p not in rules]
-            gone, below = self._attributes_first(now, outcome, still, removes)
+            gone, below = self._attributes_first(now, outcome, still, removes, early)
             removes = [p for p in removes if p not in gone]
             rules = [*rules, *attributes]
             checked = set(below)
+        again = self._converted_again(outcome, early)
         # Checked right before the work tree changes: no git call runs in between.
-        rest = [p for p in touched if p not in rules]
+        placed = {*rules, *outcome.as_written}
+        rest = [p for p in touched if p not in placed]
         outcome.left.update(unstored(repo, now, [p for p in rest if p not in checked], plan))
         remove_files(repo, removes, outcome)
-        move_into_place(repo, stage, [w for w in plan.writes if w.path not in rules], outcome)
+        last = [w for w in plan.writes if w.path not in placed or w.path in again]
+        move_into_place(repo, stage, last, outcome)
+        make_submodule_folders(repo, [p for p, _ in plan.gitlinks])
         outcome.removed_residue = remove_files(repo, residue, outcome)
         written = [w for w in plan.writes if w.path not in outcome.left]
         update_index(repo, plan, written, outcome.stats, outcome.converted)
 
+    def _converted_again(self, outcome: Outcome, early: dict[str, list[int] | None]) -> set[str]:
+        """Once the rules are in place and the files below them staged under them: the
+        files the plan writes only because a rule change converts them (plan.reconverted)
+        whose bytes on disk are git's already are left as they are (outcome.as_written);
+        the rule files written `early` (raw; path -> stat data after) whose converted
+        bytes differ are returned, to be written again, unless changed since."""
+        root, stage = os.fspath(self.repo.root), self.stage
+        for write in self.plan.writes:
+            if write.path in self.plan.reconverted and write.path not in outcome.left:
+                found = as_staged(root, write.path, stage[write.path], write.mode)
+                if found is not None:
+                    outcome.as_written.add(write.path)
+                    outcome.converted[write.path] = found  # (the index's stat data)
+        early = {p: st for p, st in early.items() if p not in outcome.left}
+        outcome.left.update(changed_since(self.repo.root, early))
+        modes = {w.path: w.mode for w in self.plan.writes}
+        return {
+            p
+            for p in early
+            if p not in outcome.left and as_staged(root, p, stage[p], modes[p]) is None
+        }
+
     def _attributes_first(
-        self, now: TreeView, outcome: Outcome, touched: list[str], removes: list[str]
+        self,
+        now: TreeView,
+        outcome: Outcome,
+        touched: list[str],
+        removes: list[str],
+        early: dict[str, list[int] | None],
     ) -> tuple[list[str], list[str]]:
         """The `.gitattributes` files the plan writes or removes go first, and what they
         convert is staged again under them (restage), as git's checkout removes before
         it writes. What is below them is checked against the safety checkpoint before
         they change (git hashes it under the rules on disk), then by its stat data right
-        before it goes. `touched` and `removes`: what is still to change. Returns the
-        paths removed here and the paths checked here."""
+        before it goes. `touched` and `removes`: what is still to change. The rule files
+        written here, staged under the rules they replace, are in `early` (their stat
+        data after): written again once converted under their own. Returns the paths
+        removed here and the paths checked here."""
         repo, plan, stage = self.repo, self.plan, self.stage
         attributes = attributes_touched(plan)
-        below = [p for p in touched if under_rules(p, attributes)]
+        # (the rule files the plan converts otherwise are below a changed one too)
+        below = [p for p in touched if under_rules(p, attributes) or p in plan.reconverted]
         seen = quickstate.overlay_stats(repo.root, below)  # first: an edit after it is seen
         outcome.left.update(unstored(repo, now, [*attributes, *below], plan))
         # (with what a folder named .gitattributes holds: a rule file replaces it)
         inside = tuple(f"{p}/" for p in attributes)
         gone = [p for p in removes if p in attributes or p.startswith(inside)]
         remove_files(repo, gone, outcome)
-        move_into_place(repo, stage, [w for w in plan.writes if w.path in attributes], outcome)
+        placed = [w for w in plan.writes if w.path in attributes]
+        move_into_place(repo, stage, placed, outcome)
+        early.update(_converted_later(repo, placed))
         # Below a rule file left as it is (changed meanwhile), nothing is written.
         kept = [p for p in attributes if p in outcome.left]
         why = "a .gitattributes above it changed during the restore"
@@ -272,6 +319,13 @@ class Carrying:
             self.writer.clear()
 
 
+def _converted_later(repo: Repo, written: list[Write]) -> dict[str, list[int] | None]:
+    """The stat data of rule files just written, staged under the rules they replace:
+    regular files, which restage converts under the new rules (a symlink is no text)."""
+    paths = [w.path for w in written if w.mode != SYMLINK_MODE]
+    return quickstate.overlay_stats(repo.root, paths)
+
+
 def continued(journal: Journal, commit: str, name: str) -> Journal:
     return replace(
         journal,
@@ -319,15 +373,34 @@ def _uncovered(
     return residue, keep
 
 
-def _submodules_elsewhere(plan: Plan, now: TreeView, target: Checkpoint) -> list[str]:
-    """Gitlinks whose commit differs from the checkpoint's: restore does not enter them."""
+_KINDS = {
+    TREE_MODE: "a folder",
+    SYMLINK_MODE: "a symlink",
+    GITLINK_MODE: "a submodule not checked out",
+}
+
+
+def _submodules_elsewhere(repo: Repo, plan: Plan, now: TreeView, target: Checkpoint) -> list[str]:
+    """Gitlinks whose commit differs from the checkpoint's: restore does not enter them.
+    Where the workspace had no submodule (a folder, a file, nothing), its folder is left
+    empty, as git's checkout leaves it."""
     out = []
     for path, want in plan.gitlinks:
         have = now.tracked(path)
-        if have != want:
-            at = have[1][:12] if have else "absent"
+        if have == want:
+            continue
+        commit = want[1][:12]
+        checked_out = os.path.lexists(repo.root / path / ".git")
+        if have is not None and have[0] == GITLINK_MODE and checked_out:
             out.append(
-                f"{path} is at {at}, {target.name} has {want[1][:12]} "
-                f"(git -C {path} checkout {want[1][:12]})"
+                f"{path} is at {have[1][:12]}, {target.name} has {commit} "
+                f"(git -C {path} checkout {commit})"
             )
+            continue
+        was = "nothing" if have is None else _KINDS.get(have[0], "a file")
+        out.append(
+            f"{path} is a submodule at {commit} in {target.name}, where the workspace had "
+            f"{was}: its folder is left empty, as git's checkout leaves it "
+            f"(git submodule update --init -- {path})"
+        )
     return out

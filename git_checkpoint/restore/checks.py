@@ -1,17 +1,26 @@
-"""The checks a restore makes of the disk before it writes: which paths git refuses,
-whether a file on disk holds a given blob (raw bytes, else git's clean filters), whether
-a path is reached through real folders only, and the git operations in progress that
-stop a restore."""
+"""The checks a restore makes of a checkpoint's trees (what git's fsck flags, an overlay
+that collides with the tracked files) and of the disk before it writes: which paths git
+refuses, whether a file on disk holds a given blob (raw bytes, else git's clean filters),
+whether a path is reached through real folders only, and the git operations in progress
+that stop a restore."""
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import Refused
-from ..gitcore.formats import FILE_MODE, SYMLINK_MODE, object_id
+from ..gitcore.catfile import Tree, raw_entries
+from ..gitcore.formats import (
+    FILE_MODE,
+    GITLINK_MODE,
+    SYMLINK_MODE,
+    TREE_MODE,
+    object_id,
+)
 from ..gitcore.pathrules import git_refuses_path
 from ..gitcore.repo import Repo
 from ..save.overlay import looks_secret
@@ -26,6 +35,89 @@ def check_path(path: str, mode: int = FILE_MODE) -> None:
     """Refuse a path git itself would refuse to check out here (absolute, `..`, `.git`)."""
     if git_refuses_path(path, symlink=mode == SYMLINK_MODE):
         raise Refused(f"unsafe path in checkpoint, nothing written: {path!r}")
+
+
+def _tree_key(name: bytes, mode: int) -> bytes:
+    return name + b"/" if mode == TREE_MODE else name
+
+
+def _entries(odb: Objects, tree_id: str) -> list[tuple[bytes, bytes, str]]:
+    """A tree's entries in stored order: (raw name, mode as written, id)."""
+    tree = odb[tree_id]
+    if not isinstance(tree, Tree):
+        raise ValueError(f"{tree_id} is not a tree")
+    return raw_entries(tree.read_raw())
+
+
+# The modes git writes, and 100664, which git's fsck lets through (early git wrote it;
+# old histories still hold it) and reads as 100644.
+SOUND_MODES = frozenset({b"100644", b"100755", b"120000", b"40000", b"160000", b"100664"})
+
+
+def _mode_problem(mode: bytes) -> str | None:
+    """What git's fsck says of a mode as written in a tree (None: nothing)."""
+    if mode in SOUND_MODES:
+        return None
+    return "zeroPaddedFilemode" if mode.startswith(b"0") else "badFilemode"
+
+
+def check_tree(odb: Objects, tree_id: str | None, against: str | None = None) -> None:
+    """Refuse a tree git fsck would flag (entries out of order or named twice, a mode
+    git never writes: read as git reads it, `12345` would be a submodule, `100777` an
+    executable file, so what the checkpoint means is a guess), walking only the subtrees
+    that differ from `against` (a tree of our own, already sound), so the cost grows
+    with the difference.
+    """
+    if tree_id is None or tree_id == against:
+        return
+    known = {}
+    if against is not None:
+        known = {name: oid for name, mode, oid in _entries(odb, against) if mode == b"40000"}
+    previous = b""
+    names: set[bytes] = set()
+    for name, raw_mode, oid in _entries(odb, tree_id):
+        shown = name.decode("utf-8", "replace")
+        problem = _mode_problem(raw_mode)
+        if problem:
+            raise Refused(
+                f"unsafe checkpoint: tree {tree_id[:12]} gives {shown!r} the mode "
+                f"{raw_mode.decode('ascii')}, which git's fsck flags ({problem})"
+            )
+        mode = int(raw_mode, 8)
+        key = _tree_key(name, mode)
+        if name in names or key <= previous:
+            raise Refused(f"unsafe checkpoint: tree {tree_id[:12]} has {shown!r} out of order")
+        names.add(name)
+        previous = key
+        if mode == TREE_MODE:
+            check_tree(odb, oid, known.get(name))
+
+
+def check_overlay(
+    name: str, overlay: Iterable[str], tracked: Callable[[str], Entry | None]
+) -> None:
+    """Refuse checkpoint `name` when its overlay and tracked files collide: an overlay
+    path its tracked tree also holds (`tracked`: a path's entry there), or one below a
+    tracked file, symlink or submodule. No save writes one (the overlay is what git does
+    not track), and no restore can write both."""
+    seen: dict[str, Entry | None] = {}
+    kinds = {TREE_MODE: "folder", SYMLINK_MODE: "symlink", GITLINK_MODE: "submodule"}
+    for path in overlay:
+        at = path
+        while at:
+            if at not in seen:
+                seen[at] = tracked(at)
+            entry = seen[at]
+            if entry is not None and (at == path or entry[0] != TREE_MODE):
+                held = f"holds {path!r}" if at == path else f"holds {path!r} below it"
+                raise Refused(
+                    f"unsafe checkpoint {name}: its overlay and its tracked files "
+                    f"collide: {at!r} is a tracked {kinds.get(entry[0], 'file')} and the "
+                    f"overlay {held}"
+                )
+            if entry is not None:
+                break  # a tracked folder: the folders above it are folders too
+            at = at.rpartition("/")[0]
 
 
 # An unmanaged file a restore overwrites is kept in the safety checkpoint up to this

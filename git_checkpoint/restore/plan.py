@@ -18,14 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.model import CONFIG_NAME
 from ..core.errors import GitFailed, Refused
-from ..gitcore.catfile import Tree
 from ..gitcore.formats import EXECUTABLE_MODE, FILE_MODE, GITLINK_MODE, SYMLINK_MODE, TREE_MODE
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot
 from ..save.graft import is_attributes
 from ..storage.commits import ours_for_sure, trees_of
 from ..storage.refs import Checkpoint
-from .checks import Entry, check_path, cwd_in, disk_holds, unadoptable
+from .checks import (
+    Entry,
+    check_overlay,
+    check_path,
+    check_tree,
+    cwd_in,
+    disk_holds,
+    unadoptable,
+)
+from .reconvert import converted_differently, files_below
 
 if TYPE_CHECKING:
     from ..gitcore.catfile import Objects
@@ -57,41 +65,13 @@ class Plan:
     gitlinks: tuple[tuple[str, Entry], ...] = ()
     # W's entries before the restore, of the paths the tree diff named (TreeView.blobs).
     before: dict[str, Entry | None] = field(default_factory=dict)
-
-
-def _tree_key(name: bytes, mode: int) -> bytes:
-    return name + b"/" if mode == TREE_MODE else name
-
-
-def _entries(odb: Objects, tree_id: str) -> list[tuple[bytes, int, str]]:
-    """A tree's entries in stored order: (raw name, mode, id)."""
-    tree = odb[tree_id]
-    if not isinstance(tree, Tree):
-        raise ValueError(f"{tree_id} is not a tree")
-    return [(e.name.encode("utf-8", "surrogateescape"), e.filemode, e.id) for e in tree]
-
-
-def check_tree(odb: Objects, tree_id: str | None, against: str | None = None) -> None:
-    """Refuse a tree git fsck would flag (entries out of order or named twice), walking
-    only the subtrees that differ from `against` (a tree of our own, already sound), so
-    the cost grows with the difference.
-    """
-    if tree_id is None or tree_id == against:
-        return
-    known = {}
-    if against is not None:
-        known = {name: oid for name, mode, oid in _entries(odb, against) if mode == TREE_MODE}
-    previous = b""
-    names: set[bytes] = set()
-    for name, mode, oid in _entries(odb, tree_id):
-        key = _tree_key(name, mode)
-        if name in names or key <= previous:
-            shown = name.decode("utf-8", "replace")
-            raise Refused(f"unsafe checkpoint: tree {tree_id[:12]} has {shown!r} out of order")
-        names.add(name)
-        previous = key
-        if mode == TREE_MODE:
-            check_tree(odb, oid, known.get(name))
+    # Writes of content the workspace holds already, that a rule change converts
+    # otherwise (reconvert.py): left as they are where their bytes are git's already.
+    reconverted: frozenset[str] = frozenset()
+    # The `.gitattributes` files that differ from the target's, in the workspace or where
+    # an interrupted restore began: the index's stat data of a file below one may be that
+    # of other bytes of the same blob (apply.update_index sets it for each file written).
+    rules_changed: tuple[str, ...] = ()
 
 
 class TreeView:
@@ -170,8 +150,11 @@ def _learn(changes: dict[str, Change], before: TreeView, after: TreeView) -> Non
 
 def _views(repo: Repo, current: Snapshot, target: Checkpoint) -> tuple[TreeView, TreeView]:
     now = TreeView(repo.objects, current.worktree_tree, current.overlay_tree)
-    then = TreeView(repo.objects, target.worktree_tree, trees_of(repo, target)[1])
-    return now, then
+    return now, _view(repo, target)
+
+
+def _view(repo: Repo, cp: Checkpoint) -> TreeView:
+    return TreeView(repo.objects, cp.worktree_tree, trees_of(repo, cp)[1])
 
 
 def _candidates(repo: Repo, now: TreeView, then: TreeView) -> set[str]:
@@ -209,6 +192,9 @@ def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
     """Every path of every tree of `target` checked, for a full checkout (verify)."""
     with _readable_trees(target):
         index_tree, overlay_tree = trees_of(repo, target)
+        if not ours_for_sure(repo, target):
+            for tree in (target.worktree_tree, index_tree, overlay_tree):
+                check_tree(repo.objects, tree)
         tracked: dict[str, Entry] = {}
         then = TreeView(repo.objects, target.worktree_tree, overlay_tree)
         then.walk(then.worktree, "", tracked)
@@ -216,19 +202,18 @@ def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
         then.walk(repo.objects[index_tree], "", staged)
     for path in [*tracked, *then.overlay, *staged]:
         check_path(path)
-    links = {p for p, (mode, _) in tracked.items() if mode == SYMLINK_MODE}
-    for path in then.overlay:
-        parts = path.split("/")
-        parents = {"/".join(parts[:i]) for i in range(1, len(parts))}
-        if parents & links or path in tracked:
-            raise Refused(f"unsafe checkpoint: {path!r} collides with a tracked path or symlink")
+    check_overlay(target.name, then.overlay, then.tracked)
 
 
-def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
+def plan_restore(
+    repo: Repo, current: Snapshot, target: Checkpoint, *, began: Checkpoint | None = None
+) -> Plan:
     """What must be written and removed so the managed set equals `target`.
 
     Valid only while the work tree equals `current` — which it does right after the
-    snapshot that becomes the safety checkpoint.
+    snapshot that becomes the safety checkpoint. `began`: the state an interrupted
+    restore began from (its safety checkpoint), for `--continue`: the rule files it
+    changed are changed still, though they are in place.
     """
     with _readable_trees(target):
         target_index, target_overlay = trees_of(repo, target)
@@ -244,9 +229,7 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         index_paths = set(index_diff)
     for path in sorted(candidates | index_paths | set(then.overlay)):
         check_path(path, (then.get(path) or (FILE_MODE,))[0])
-    for path in then.overlay:
-        if then.tracked(path) is not None:
-            raise Refused(f"unsafe checkpoint: {path!r} is both tracked and untracked")
+    check_overlay(target.name, then.overlay, then.tracked)
     config_entry = then.get(CONFIG_NAME)
     if config_entry is not None and config_entry[0] not in (FILE_MODE, EXECUTABLE_MODE):
         raise Refused(f"unsafe checkpoint: its {CONFIG_NAME} is not a regular file")
@@ -263,9 +246,18 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
                 removes.append(path)
         elif after[0] == GITLINK_MODE:
             gitlinks.append((path, after))
+            if before is not None and before[0] != GITLINK_MODE:
+                removes.append(path)  # a file or symlink: its folder goes there
         else:
             writes.append(Write(path, after[0], after[1]))
     writes += _under_removed(removes, writes, now, then)
+    flagged = {p for p, _ in current.flagged}
+    with _readable_trees(target):
+        earlier = [_view(repo, began)] if began is not None else []
+        changed = _rules_changed(repo, candidates, (now, then), earlier)
+        skip = flagged | {w.path for w in writes}
+        reconverted = _reconverted(repo, changed, (now, then), earlier, skip=skip)
+    writes += reconverted
     check_writes(repo, writes, removes, now, then, adopt=target.remote is None)
     wanted_index = TreeView(repo.objects, target_index, None)
     wanted_index.blobs.update((p, new) for p, (_, new) in index_diff.items())
@@ -288,7 +280,52 @@ def plan_restore(repo: Repo, current: Snapshot, target: Checkpoint) -> Plan:
         index_entries=_index_entries(repo, target, writes, then, wanted_index),
         gitlinks=tuple(gitlinks),
         before=now.blobs,
+        reconverted=frozenset(w.path for w in reconverted),
+        rules_changed=tuple(sorted(changed)),
     )
+
+
+def _rules_changed(
+    repo: Repo, candidates: set[str], views: tuple[TreeView, TreeView], earlier: list[TreeView]
+) -> set[str]:
+    """The `.gitattributes` files that differ between the target and the workspace, or
+    the state an interrupted restore began from (`earlier`). `candidates`: the paths
+    that may differ between the workspace and the target."""
+    now, then = views
+    changed = {p for p in candidates if is_attributes(p) and now.get(p) != then.get(p)}
+    for view in earlier:
+        since = _candidates(repo, view, then)
+        changed |= {p for p in since if is_attributes(p) and view.get(p) != then.get(p)}
+    return changed
+
+
+def _reconverted(
+    repo: Repo,
+    changed: set[str],
+    views: tuple[TreeView, TreeView],
+    earlier: list[TreeView],
+    *,
+    skip: set[str],
+) -> list[Write]:
+    """The target's files whose content the workspace holds already, below a
+    `.gitattributes` of `changed` (_rules_changed), that the rules convert otherwise
+    than the workspace's rules or those of the state an interrupted restore began from
+    (`earlier`): git's checkout under the target's rules may write other bytes
+    (reconvert.py); rule files included. Not those in `skip` (written anyway, or marked
+    skip-worktree or assume-unchanged)."""
+    now, then = views
+    if not changed:
+        return []
+    folders = sorted({p.rpartition("/")[0] for p in changed})
+    found = files_below(repo, then.worktree_id, then.overlay, folders)
+    paths = sorted(
+        p
+        for p, entry in found.items()
+        if entry[0] in (FILE_MODE, EXECUTABLE_MODE) and p not in skip and now.get(p) == entry
+    )
+    states = [(view.worktree_id, view.overlay) for view in (now, *earlier)]
+    differ = converted_differently(repo, paths, (then.worktree_id, then.overlay), states)
+    return [Write(p, *found[p]) for p in paths if p in differ]
 
 
 def _under_removed(
@@ -421,18 +458,19 @@ def check_writes(
                     "runs in, with a file; run it from another folder"
                 )
             # A folder (or a submodule's checkout) where a file goes: only what the plan
-            # removes may be in it.
+            # removes may be in it (a submodule not checked out is an empty folder, which
+            # git's checkout replaces too).
             inside = (
                 os.path.relpath(os.path.join(d, f), root)
                 for d, _, files in os.walk(root / write.path)
                 for f in files
             )
             unmanaged = [p for p in inside if p not in removing]
-            if unmanaged or now.get(write.path) is not None:
+            if unmanaged:
                 what = "submodule" if (now.get(write.path) or (0,))[0] == GITLINK_MODE else "folder"
                 raise Refused(
                     f"restore would replace the {what} {write.path!r}, which holds files "
-                    f"outside the managed set: {', '.join(unmanaged[:3]) or '(its checkout)'}"
+                    f"outside the managed set: {', '.join(unmanaged[:3])}"
                 )
         elif now.get(write.path) is None and not disk_holds(
             repo, write.path, (write.mode, write.oid)
@@ -454,5 +492,7 @@ def under_rules(path: str, rules: Iterable[str]) -> bool:
 
 
 def attributes_touched(plan: Plan) -> list[str]:
-    """The `.gitattributes` files the plan writes or removes."""
-    return [p for p in (*(w.path for w in plan.writes), *plan.removes) if is_attributes(p)]
+    """The `.gitattributes` files the plan changes (writes or removes; not those it
+    writes only to convert them otherwise, whose rules stay)."""
+    touched = (*(w.path for w in plan.writes if w.path not in plan.reconverted), *plan.removes)
+    return [p for p in touched if is_attributes(p)]

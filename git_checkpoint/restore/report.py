@@ -23,6 +23,8 @@ class RestoreReport:
     commit: str
     safety_checkpoint: str | None  # None on --dry-run
     dry_run: bool
+    # What the restore wrote back and removed. A dry run does neither: these stay empty,
+    # and what it would do is in would_bring_back and would_remove.
     brought_back: list[str]
     removed: list[str]
     head: HeadMove | None
@@ -41,12 +43,15 @@ class RestoreReport:
     # Untracked files the overlay's limits kept out of the safety checkpoint: in no
     # checkpoint, so left where they are (described: path, size, why).
     beyond_limits: list[str] = field(default_factory=list)
+    # A restore of some paths only: those paths (the rest of the workspace stayed).
+    paths: list[str] = field(default_factory=list)
+    would_bring_back: list[str] = field(default_factory=list)  # a dry run's plan
+    would_remove: list[str] = field(default_factory=list)
 
     def warnings(self) -> list[str]:
         return list(self.cautions)
 
     def lines(self) -> list[str]:
-        verb = "would restore" if self.dry_run else "restored"
         out = []
         if self.undoes:
             out.append(f"undoing {self.undoes}")
@@ -54,15 +59,20 @@ class RestoreReport:
             out.append(
                 f"safety checkpoint: {self.safety_checkpoint} (undo with: git checkpoint undo)"
             )
-        out.append(
-            f"{verb} {self.checkpoint}: {len(self.brought_back)} written, "
-            f"{len(self.removed)} removed"
-        )
-        wrote, removed = (
-            ("would write", "would remove") if self.dry_run else ("brought back", "removed")
-        )
-        out += [f"  {wrote}: {quote_path(p)}" for p in self.brought_back]
-        out += [f"  {removed}: {quote_path(p)}" for p in self.removed]
+        if self.dry_run:
+            out.append(
+                f"would restore {self.checkpoint}: {len(self.would_bring_back)} to write, "
+                f"{len(self.would_remove)} to remove"
+            )
+            out += [f"  would write: {quote_path(p)}" for p in self.would_bring_back]
+            out += [f"  would remove: {quote_path(p)}" for p in self.would_remove]
+        else:
+            out.append(
+                f"restored {self.checkpoint}: {len(self.brought_back)} written, "
+                f"{len(self.removed)} removed"
+            )
+            out += [f"  brought back: {quote_path(p)}" for p in self.brought_back]
+            out += [f"  removed: {quote_path(p)}" for p in self.removed]
         out += [f"  left in place: {quote_path(p)}" for p in self.left_alone]
         out += [f"  left in place, in no checkpoint: {d}" for d in self.beyond_limits]
         if self.head:
@@ -86,7 +96,8 @@ class RestoreReport:
             )
         if not self.dry_run:
             tail = " (but for the submodules above)" if self.submodules else ""
-            out.append(f"workspace matches {self.shown or self.checkpoint}{tail}")
+            where = "workspace" if not self.paths else ", ".join(quote_path(p) for p in self.paths)
+            out.append(f"{where} matches {self.shown or self.checkpoint}{tail}")
         return out
 
 

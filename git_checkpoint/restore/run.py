@@ -30,6 +30,7 @@ from ..storage.refs import SAFETY, Checkpoint, current_task
 from .apply import Outcome
 from .carry import Carrying, Journaling, WriteFailed, continued, recorded
 from .checks import operation_in_progress
+from .limit import limited_target
 from .plan import Plan, attributes_touched, plan_restore
 from .report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
 from .stage import Stage, staged
@@ -76,8 +77,10 @@ def restore_to(
     leave: Journal | None = None,
     prescan: Prescan | None = None,
     journaling: Journaling | None = None,
+    paths: tuple[str, ...] = (),
 ) -> RestoreReport:
-    """Take a safety checkpoint, then make the managed set equal to `target`.
+    """Take a safety checkpoint, then make the managed set equal to `target`; with
+    `paths`, the managed set is those paths (limit.py), HEAD stays where it is.
     `listed`: the task's checkpoints, listed under the lock this restore holds.
 
     `pending`: an interrupted restore this one replaces (undo goes back over it).
@@ -99,11 +102,15 @@ def restore_to(
             "`git checkpoint restore --continue`, or go back with `git checkpoint undo`"
         )
     head, _ = repo.head()
-    head_move = _head_move(repo, target, move_head, keep_head)
+    head_move = None if paths else _head_move(repo, target, move_head, keep_head)
     current = capture_workspace(repo, config, prescan=prescan)
+    if paths:
+        target = limited_target(repo, current, target, paths)
     plan = plan_restore(repo, current, target)
     if dry_run:
-        return _report(repo, target, None, plan, head_move, dry_run=True, current=current)
+        return _report(
+            repo, target, None, plan, head_move, dry_run=True, current=current, paths=paths
+        )
     writer = journaling or Journaling(repo)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         started = _begin(target, head, head_move, task, kind)
@@ -122,7 +129,15 @@ def restore_to(
         job = Carrying(repo, config, target, plan, stage, current, writer, started)
         outcome = _carried_out(job, pending=pending, leave=leave)
     return _report(
-        repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome, current=current
+        repo,
+        target,
+        safety.name,
+        plan,
+        head_move,
+        dry_run=False,
+        outcome=outcome,
+        current=current,
+        paths=paths,
     )
 
 
@@ -213,7 +228,7 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
     writer = Journaling(repo, pending=journal)  # a Ctrl-C from here names it half done
     with writer.interrupts_named():
         current = capture_workspace(repo, config)
-        plan = plan_restore(repo, current, target)
+        plan = plan_restore(repo, current, target, began=_began(repo, journal, task))
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         # The journal keeps its way back to before the whole restore; this run's safety
         # checkpoint is what `undo` goes back to once it finishes.
@@ -240,6 +255,15 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         return report  # again: its undo goes back before it (each command says so)
     # `undo` now goes back to before this --continue; say where the whole restore began.
     return replace(report, before_interrupted=journal.safety_name)
+
+
+def _began(repo: Repo, journal: Journal, task: str) -> Checkpoint | None:
+    """The state an interrupted restore began from (its safety checkpoint), if it is
+    still here: the rule files it changed are changes still (plan_restore)."""
+    try:
+        return recorded(repo, journal.safety, journal.safety_name, journal.task or task)
+    except UsageError:
+        return None
 
 
 def _carried_out(job: Carrying, *, pending: Journal | None, leave: Journal | None) -> Outcome:
@@ -316,22 +340,28 @@ def _report(
     dry_run: bool,
     outcome: Outcome | None = None,
     current: Snapshot,
+    paths: tuple[str, ...] = (),
 ) -> RestoreReport:
     residue = outcome.removed_residue if outcome else []
     beyond = [o.describe() for o in current.left_out if o.why in (OVER_FILES, OVER_BYTES)]
+    writes = [w.path for w in plan.writes if not outcome or w.path not in outcome.as_written]
+    removes = [p for p in plan.removes if not outcome or p not in outcome.kept] + residue
     return RestoreReport(
         checkpoint=target.name,
         commit=target.commit,
         safety_checkpoint=safety,
         dry_run=dry_run,
-        brought_back=[w.path for w in plan.writes],
-        removed=[p for p in plan.removes if not outcome or p not in outcome.kept] + residue,
+        brought_back=[] if dry_run else writes,
+        removed=[] if dry_run else removes,
+        would_bring_back=writes if dry_run else [],
+        would_remove=removes if dry_run else [],
         head=head_move,
         workspace_status="not checked" if dry_run else "matches",
         submodules=outcome.submodules if outcome else [],
         cautions=_cautions(target, plan),
         shown=shown_name(repo, target),
         beyond_limits=beyond,
+        paths=list(paths),
     )
 
 

@@ -214,8 +214,15 @@ def restage(repo: Repo, stage: Stage, writes: Iterable[Write], rules: Iterable[s
     the staging read the rules on disk before the restore. Once the restore has removed
     and written its `.gitattributes` files (`rules`), the files it writes below them are
     checked out again into the staging folder, now under the rules that stay (git's own
-    filters, run from the top of the work tree), before any of them is written."""
-    again = [w for w in writes if w.mode != SYMLINK_MODE and under_rules(w.path, rules)]
+    filters, run from the top of the work tree), before any of them is written; and the
+    rule files themselves, which the new rules may convert too (written again if so)."""
+    rules = list(rules)
+    again = [
+        w
+        for w in writes
+        if w.mode != SYMLINK_MODE
+        and (under_rules(w.path, rules) or (rules and is_attributes(w.path)))
+    ]
     if not again:
         return
     listing = b"".join(

@@ -1,7 +1,8 @@
-"""Trees written byte for byte, as a hostile remote could (modes git never writes, a
+"""Trees written byte for byte, as a hostile remote could (modes git's fsck flags, a
 symlink entry naming a commit or no blob, a NUL in a link target, a file entry naming no
 blob): read as git reads them, or refused as an unsafe checkpoint before anything
-changes, never an internal error."""
+changes, never an internal error. A mode git never writes is refused (git would read
+`12345` as a submodule): all but 100664, which git's fsck lets through."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from ..conftest import Repo
-from ..helpers import blob, fingerprint, forge_checkpoint, mktree
+from ..helpers import (
+    blob,
+    configure,
+    fingerprint,
+    forge_checkpoint,
+    mktree,
+    one_line_of,
+    state,
+    verifier,
+)
 from .conftest import same_as_checkout, staging_empty
 
 
@@ -64,34 +74,65 @@ def test_a_malformed_tree_is_an_unsafe_checkpoint(repo: Repo, data: bytes) -> No
     staging_empty(repo)
 
 
-def test_a_folder_with_a_non_canonical_mode_is_still_a_folder(repo: Repo, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mode", "problem"),
+    [
+        ("12345", "badFilemode"),  # git would read a submodule
+        ("100777", "badFilemode"),  # an executable file to git
+        ("100775", "badFilemode"),
+        ("120777", "badFilemode"),  # a symlink to git
+        ("0100644", "zeroPaddedFilemode"),  # a file to git; a fetch with fsck refuses it
+    ],
+)
+@pytest.mark.parametrize("where", ["tracked", "index", "overlay"])
+def test_a_mode_git_fsck_flags_is_an_unsafe_checkpoint(
+    repo: Repo, mode: str, problem: str, where: str
+) -> None:
+    row = (mode, "z.txt", blob(repo, b"odd mode\n"))
+    rows = sorted([*_head_rows(repo), row], key=_key)
+    head_tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    if where == "tracked":
+        forge_checkpoint(repo, _raw_tree(repo, rows))
+    elif where == "index":
+        _forge_index(repo, _raw_tree(repo, rows))
+    else:
+        forge_checkpoint(repo, head_tree, _raw_tree(repo, [row]))
+    repo.write("README.md", "edited\n")
+    before = state(repo)
+    proc = repo.cp("restore", "cp_099", expect=3)
+    line = one_line_of(proc)
+    assert "unsafe checkpoint" in line and problem in line and repr("z.txt") in line, line
+    assert state(repo) == before
+    staging_empty(repo)
+
+
+@pytest.mark.parametrize("mode", ["40755", "040000"])
+def test_a_folder_mode_git_fsck_flags_is_an_unsafe_checkpoint(repo: Repo, mode: str) -> None:
     src = repo.git("rev-parse", "HEAD:src").strip()
     base = [(m, n, o) for m, n, o in _head_rows(repo) if n != "src"]
-    forge_checkpoint(repo, _raw_tree(repo, sorted([*base, ("40755", "src", src)], key=_key)))
+    forge_checkpoint(repo, _raw_tree(repo, sorted([*base, (mode, "src", src)], key=_key)))
     repo.write("src/app.py", "edited\n")
-    repo.cp("restore", "cp_099")
-    assert (repo.path / "src" / "app.py").read_text() == "print('hello')\n"
+    before = state(repo)
+    line = one_line_of(repo.cp("restore", "cp_099", expect=3))
+    assert "unsafe checkpoint" in line and "Filemode" in line, line
+    assert state(repo) == before
 
 
-def test_a_group_writable_exec_mode_is_executable(repo: Repo, tmp_path: Path) -> None:
-    script = blob(repo, b"#!/bin/sh\necho hi\n")
-    _forge(repo, [("100775", "run.sh", script)])
+def test_verify_refuses_a_mode_git_fsck_flags_before_any_checkout(repo: Repo) -> None:
+    """verify checks a checkpoint out in a temporary worktree: the same refusal first."""
+    configure(repo, verifier("ok", "true"))
+    _forge(repo, [("100777", "z.txt", blob(repo, b"odd mode\n"))])
+    line = one_line_of(repo.cp("verify", "cp_099", expect=3))
+    assert "unsafe checkpoint" in line and "badFilemode" in line, line
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_the_old_group_writable_mode_is_read_as_git_reads_it(repo: Repo, tmp_path: Path) -> None:
+    """100664, which early git wrote, passes git's fsck: a file, not executable."""
+    _forge(repo, [("100664", "old.txt", blob(repo, b"from early git\n"))])
     repo.cp("restore", "cp_099")
-    assert os.stat(repo.path / "run.sh").st_mode & 0o100
+    assert not os.stat(repo.path / "old.txt").st_mode & 0o100
     same_as_checkout(repo, "cp_099", tmp_path)
-
-
-def test_a_symlink_with_a_non_canonical_mode_is_a_symlink(repo: Repo, tmp_path: Path) -> None:
-    _forge(repo, [("120777", "l", blob(repo, b"README.md"))])
-    repo.cp("restore", "cp_099")
-    assert (repo.path / "l").is_symlink()
-    same_as_checkout(repo, "cp_099", tmp_path)
-
-
-def test_a_zero_padded_mode_is_read_as_git_reads_it(repo: Repo, tmp_path: Path) -> None:
-    _forge(repo, [("0100644", "z.txt", blob(repo, b"zero padded\n"))])
-    repo.cp("restore", "cp_099")
-    assert (repo.path / "z.txt").read_bytes() == b"zero padded\n"
 
 
 def test_a_symlink_entry_naming_a_commit_is_refused(repo: Repo) -> None:
@@ -138,6 +179,20 @@ def test_a_file_entry_naming_no_blob_stops_before_anything_changes(repo: Repo, w
 
 
 # --- small helpers for the forged trees above ---------------------------------------------
+
+
+def _forge_index(repo: Repo, index_tree: str) -> None:
+    """A checkpoint of HEAD's tree whose index (parent 2) is `index_tree`."""
+    head = repo.git("rev-parse", "HEAD").strip()
+    index = repo.git("commit-tree", index_tree, "-p", head, "-m", "index").strip()
+    message = (
+        f"checkpoint cp_099 on main: forged\n\nbase_commit: {head}\ntask: main\n"
+        "checkpoint_id: cp_099\nauto: false\n"
+    )
+    commit = repo.git(
+        "commit-tree", f"{head}^{{tree}}", "-p", head, "-p", index, "-m", message
+    ).strip()
+    repo.git("update-ref", "refs/checkpoints/main/cp_099", commit)
 
 
 def _head_rows(repo: Repo) -> list[tuple[str, str, str]]:

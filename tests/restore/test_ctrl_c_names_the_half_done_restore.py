@@ -71,7 +71,7 @@ def one_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize(
-    "args", [["restore", "cp_001"], ["restore", "--", "cp_001"]], ids=["fastcli", "click"]
+    "args", [["restore", "cp_001"], ["restore", "cp_001", "--"]], ids=["fastcli", "click"]
 )
 def test_a_restore_interrupted_after_its_writes(
     repo: Repo, tmp_path: Path, args: list[str]

@@ -128,7 +128,8 @@ def test_dry_run_changes_nothing(rich: Repo) -> None:
     assert state(rich) == before
     assert rich.git("for-each-ref", "refs/checkpoints") == refs_before
     data = rich.cp_json("restore", "--dry-run")
-    assert data["dry_run"] is True and "README.md" in data["brought_back"]
+    assert data["dry_run"] is True and "README.md" in data["would_bring_back"]
+    assert data["brought_back"] == [] and data["removed"] == []  # nothing was done
 
 
 def test_head_moved_refuses_then_move_head_then_undo(rich: Repo) -> None:

@@ -1,0 +1,138 @@
+"""A restore of some paths only (`restore CP -- PATH…`): the checkpoint's files, index
+entries and overlay at those paths, the workspace's own everywhere else.
+
+The restore then runs as any restore does, towards a target made of both: its managed
+set is those paths, so nothing else is written, removed or staged, and its safety
+checkpoint (the whole workspace, as always) is what `undo` goes back to. The target is
+built from the very snapshot the restore's plan is made from, so a file changed outside
+the paths meanwhile is never put back.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from typing import Any
+
+from ..core.errors import UsageError
+from ..gitcore.repo import Repo
+from ..save.capture import Snapshot
+from ..storage.commits import trees_of
+from ..storage.refs import Checkpoint
+
+
+def clean_paths(paths: Iterable[str]) -> tuple[str, ...]:
+    """Paths below the top of the work tree as a restore limits itself to them: `/`
+    separated, no `.` or `..` parts, no trailing slash; `.` (or the top) stands for all."""
+    out: list[str] = []
+    for given in paths:
+        path = posixpath.normpath(given.replace("\\", "/")) if given else "."
+        if path.startswith("../") or path == ".." or path.startswith("/"):
+            raise UsageError(f"{given!r} is outside the work tree")
+        if path == ".":
+            return (".",)
+        if path not in out:
+            out.append(path)
+    if not out:
+        raise UsageError("no path given after --")
+    return tuple(out)
+
+
+def _within(path: str, limits: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in limits)
+
+
+def limited_target(
+    repo: Repo, current: Snapshot, target: Checkpoint, paths: tuple[str, ...]
+) -> Checkpoint:
+    """`target` at `paths`, `current` elsewhere, as a checkpoint commit of its own (not
+    referenced: the restore's journal names it, and `undo` never needs it)."""
+    import pygit2
+
+    odb = repo.odb
+    target_index, target_overlay = trees_of(repo, target)
+    pairs = {
+        "worktree": (current.worktree_tree, target.worktree_tree),
+        "index": (current.index_tree, target_index),
+        "overlay": (current.overlay_tree, target_overlay),
+    }
+    trees: dict[str, str | None] = {}
+    matched: set[str] = set()
+    for kind, (mine, theirs) in pairs.items():
+        index = pygit2.Index()
+        if mine:
+            index.read_tree(odb[mine].peel(pygit2.Tree))
+        for entry in [e for e in index if _within(e.path, paths)]:
+            matched.update(p for p in paths if _within(entry.path, (p,)))
+            index.remove(entry.path)
+        if theirs:
+            source = pygit2.Index()
+            source.read_tree(odb[theirs].peel(pygit2.Tree))
+            for entry in source:
+                if _within(entry.path, paths):
+                    matched.update(p for p in paths if _within(entry.path, (p,)))
+                    index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
+        written = str(index.write_tree(odb))
+        trees[kind] = None if kind == "overlay" and len(index) == 0 else written
+    missing = [p for p in paths if p != "." and p not in matched]
+    if missing:
+        raise UsageError(
+            f"{missing[0]!r} is in neither {target.name} nor the workspace "
+            "(paths are relative to the current folder, as git's are)"
+        )
+    manifest = _manifest(target.manifest, current, paths)
+    base = current.base
+    index_commit = repo.commit_tree(
+        str(trees["index"]), [base] if base else [], f"index on {target.name} (paths)\n"
+    )
+    overlay = trees["overlay"]
+    overlay_commit = (
+        repo.commit_tree(overlay, [], f"untracked files on {target.name} (paths)\n")
+        if overlay
+        else None
+    )
+    parents = (
+        ([base] if base else []) + [index_commit] + ([overlay_commit] if overlay_commit else [])
+    )
+    raw = repo.git("cat-file", "commit", target.commit).decode("utf-8", "surrogateescape")
+    message = raw.split("\n\n", 1)[1]
+    summary, _, _ = message.partition("\n")
+    body = _dump(manifest)
+    commit = repo.commit_tree(str(trees["worktree"]), parents, f"{summary}\n\n{body}")
+    return Checkpoint(
+        task=target.task,
+        id=target.id,
+        ref=target.ref,
+        commit=commit,
+        worktree_tree=str(trees["worktree"]),
+        base=base,
+        index_commit=index_commit,
+        overlay_commit=overlay_commit,
+        message=target.message,
+        manifest=manifest,
+        problem=None,
+    )
+
+
+def _manifest(given: dict[str, Any], current: Snapshot, paths: tuple[str, ...]) -> dict[str, Any]:
+    """The target's manifest, its `git add -N` entries taken from the workspace outside
+    the paths and from the checkpoint inside them; the base is the workspace's."""
+    mine = [p for p in current.intent_to_add if not _within(p, paths)]
+    theirs = [p for p in given.get("intent_to_add") or [] if isinstance(p, str)]
+    manifest = dict(given)
+    manifest["base_commit"] = current.base
+    manifest["branch"] = current.branch
+    manifest["restored_paths"] = list(paths)
+    ita = sorted({*mine, *(p for p in theirs if _within(p, paths))})
+    if ita:
+        manifest["intent_to_add"] = ita
+    else:
+        manifest.pop("intent_to_add", None)
+    manifest.pop("intent_to_add_total", None)
+    return manifest
+
+
+def _dump(manifest: dict[str, Any]) -> str:
+    import yaml
+
+    return str(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True))
