@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install git-checkpoint so that `git checkpoint …` works; re-running upgrades in place.
-#   ./install.sh          install (or upgrade) the tool
+#   ./install.sh          install (or upgrade) the tool: a copy of this checkout
 #   ./install.sh --dev    also install the test tools, from this checkout (editable)
 #   ./install.sh --test   --dev, then run the checks: ruff, mypy --strict, pytest
 # Needs only python3 (3.11+), pip/venv and git. No sudo: it installs into a virtual
@@ -33,11 +33,28 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
 "${pip[@]}" install --upgrade pip >/dev/null 2>&1 || true
+# Before the distribution had its own name it was installed as git-checkpoint, a name the
+# package index gives to another project: take that one out, so one package owns the files.
+if "${pip[@]}" show git-checkpoint >/dev/null 2>&1; then
+  "${pip[@]}" uninstall -y git-checkpoint >/dev/null
+fi
 if [ "$mode" = install ]; then
-  "${pip[@]}" install --upgrade "$here"
+  # A copy of the checkout as it is, built away from it: setuptools builds in the source
+  # folder and would ship whatever an earlier build left in its build/ (deleted modules too).
+  snapshot=$(mktemp -d)
+  trap 'rm -rf "$snapshot"' EXIT
+  "$python" - "$here" "$snapshot/src" <<'PY'
+import shutil, sys
+skip = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+                              ".hypothesis", ".venv", "venv", ".tox")
+shutil.copytree(sys.argv[1], sys.argv[2], symlinks=True, ignore=skip)
+PY
+  "${pip[@]}" install --upgrade "$snapshot/src"  # (pip reinstalls a folder whatever its version)
 else
   "${pip[@]}" install --upgrade -e "$here[dev]"
 fi
+# What `git checkpoint` names when it says how to reinstall: this script, in this clone.
+printf '%s\n' "$here" >"$venv/install.sh-receipt"
 
 # Link into the first writable folder already on PATH from this list, else ~/.local/bin
 # ($GIT_CHECKPOINT_BIN chooses the folder).
@@ -58,8 +75,10 @@ fi
 # Both commands get a launcher that starts Python without the site machinery (-I -S: no
 # .pth files, no editable-install finder: 13 ms less per command here) and puts the
 # package and its dependencies on sys.path. git-checkpoint-hook runs on every agent
-# tool call; git-checkpoint on every save and restore.
-"$venv/bin/python" - "$data/bin" <<'PY'
+# tool call; git-checkpoint on every save and restore. The paths are read by the venv's
+# Python under -I, so the folder this script runs in (a clone holds git_checkpoint/
+# too) is not on its sys.path: a plain install's launchers name the venv's copy only.
+"$venv/bin/python" -I - "$data/bin" <<'PY'
 import os, sys, sysconfig, git_checkpoint
 folder = sys.argv[1]
 paths = [os.path.dirname(os.path.dirname(git_checkpoint.__file__))]
@@ -78,33 +97,43 @@ for name, call in (("git-checkpoint", "entry.launch import main"), ("git-checkpo
 PY
 ln -sf "$data/bin/git-checkpoint" "$bin/git-checkpoint"
 ln -sf "$data/bin/git-checkpoint-hook" "$bin/git-checkpoint-hook"
-# The hook templates (git hooks, the shell guard) live beside the venv, where
-# `git checkpoint hooks install` finds them when the tool is not run from a checkout.
-rm -rf "$data/hooks.new" && cp -R "$here/hooks" "$data/hooks.new"
-rm -rf "$data/hooks" && mv "$data/hooks.new" "$data/hooks"
+# The hook templates are package data now. An rc file may still source the shell guard
+# from where an older install.sh copied it: that path becomes a link to the installed one.
+templates=$("$venv/bin/python" -I -c \
+  'from git_checkpoint.install.git_hooks import templates_dir; print(templates_dir())')
+rm -rf "$data/hooks" && ln -s "$templates" "$data/hooks"
 echo "installed: $bin/git-checkpoint ($("$venv/bin/git-checkpoint" --version))"
 if [ "$on_path" = no ]; then
   echo "add it to your PATH:  export PATH=\"$bin:\$PATH\""
 fi
 
-# The man page, in share/man beside the command's folder: `man` looks there for every
-# folder on PATH, so `git help checkpoint` and `git checkpoint --help` find it.
+# The man page and the completion scripts, as the package installed them in the venv's
+# share/ (for an editable install, the clone's share/ they come from). The man page goes
+# beside the command's folder: `man` looks in ../share/man for every folder on PATH, so
+# `git help checkpoint` and `git checkpoint --help` find it. bash-completion lazy-loads
+# git-checkpoint from the user's data dir when git's completion meets `git checkpoint`;
+# zsh's _git calls _git-checkpoint from fpath.
+put() {  # put SOURCE TARGET: a copy, replaced whole
+  mkdir -p "$(dirname "$2")" && cp "$1" "$2.new" && mv -f "$2.new" "$2"
+}
+shared="$venv/share"
+[ "$mode" = install ] || shared="$here/share"  # an editable install puts no data files
+page="$shared/man/man1/git-checkpoint.1"
 mandir="$(dirname "$bin")/share/man"
-if ! "$venv/bin/python" -m git_checkpoint.entry.manpage "$mandir/man1/git-checkpoint.1" 2>/dev/null; then
+if ! put "$page" "$mandir/man1/git-checkpoint.1" 2>/dev/null; then
   mandir="$HOME/.local/share/man"
-  "$venv/bin/python" -m git_checkpoint.entry.manpage "$mandir/man1/git-checkpoint.1"
+  put "$page" "$mandir/man1/git-checkpoint.1"
 fi
 echo "man page: $mandir/man1/git-checkpoint.1 (git checkpoint --help)"
 if command -v man >/dev/null && ! PATH="$bin:$PATH" man -w git-checkpoint >/dev/null 2>&1; then
   echo "for git checkpoint --help, add:  export MANPATH=\"$mandir:\$MANPATH\""
 fi
-# Shell completion: bash-completion lazy-loads git-checkpoint from the user's data dir when
-# git's completion meets `git checkpoint`; zsh's _git calls _git-checkpoint from fpath.
 xdg_data=${XDG_DATA_HOME:-$HOME/.local/share}
 bash_completion="${BASH_COMPLETION_USER_DIR:-$xdg_data/bash-completion}/completions/git-checkpoint"
-"$venv/bin/python" -m git_checkpoint.entry.completion bash "$bash_completion"
-"$venv/bin/python" -m git_checkpoint.entry.completion zsh "$xdg_data/zsh/site-functions/_git-checkpoint"
-echo "completion: $bash_completion (bash), $xdg_data/zsh/site-functions/_git-checkpoint (zsh)"
+zsh_completion="$xdg_data/zsh/site-functions/_git-checkpoint"
+put "$shared/bash-completion/completions/git-checkpoint" "$bash_completion"
+put "$shared/zsh/site-functions/_git-checkpoint" "$zsh_completion"
+echo "completion: $bash_completion (bash), $zsh_completion (zsh)"
 case "${SHELL:-}" in
   *zsh) echo "zsh: add  fpath+=(\"$xdg_data/zsh/site-functions\")  before compinit in ~/.zshrc" ;;
 esac

@@ -28,7 +28,8 @@ def run() -> DoctorResult:
     repo = Repo.discover()
     found = [checks.check_git(repo), checks.check_pygit2()]
     config_check, config = checks.check_config(repo)
-    found += [config_check, checks.check_hooks(), checks.check_sharing(repo)]
+    found += [config_check, checks.check_install(), checks.check_hooks()]
+    found.append(checks.check_sharing(repo))
     found += checks.check_leftovers(repo)
     found.append(round_trip(repo, config or Config()))
     failed = any(c.status == "fail" for c in found)

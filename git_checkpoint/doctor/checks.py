@@ -15,9 +15,11 @@ from ..config.model import Config
 from ..config.parse import load_config
 from ..core.errors import CheckpointError
 from ..core.lock import holder
+from ..core.text import counted
 from ..gitcore.repo import Repo
 from ..gitcore.spawn import SCRATCH_PREFIX
-from ..install import manage
+from ..install import git_hooks, installer, manage
+from ..share.remotes import leftover_refs
 from ..storage.journal import read_journal
 
 # rev-parse --path-format=absolute (2.31) is the newest feature every command needs;
@@ -76,11 +78,13 @@ def check_pygit2() -> Check:
     try:
         import pygit2
     except ImportError as exc:
-        return Check("pygit2", "fail", f"cannot import: {exc}", "re-run ./install.sh")
+        return Check("pygit2", "fail", f"cannot import: {exc}", installer.reinstall_hint())
     version = str(getattr(pygit2, "__version__", "?"))
     libgit2 = str(getattr(pygit2, "LIBGIT2_VERSION", "?"))
     if _version(version)[:2] < MIN_PYGIT2:
-        return Check("pygit2", "fail", f"{version} is too old (needs 1.15)", "re-run ./install.sh")
+        return Check(
+            "pygit2", "fail", f"{version} is too old (needs 1.15)", installer.reinstall_hint()
+        )
     return Check("pygit2", "ok", f"{version}, libgit2 {libgit2}")
 
 
@@ -211,9 +215,51 @@ def check_leftovers(repo: Repo) -> list[Check]:
                 "git worktree prune",
             )
         )
+    temporary = leftover_refs(repo)
+    if temporary:
+        out.append(
+            Check(
+                "refs",
+                "fail",
+                f"{counted(len(temporary), 'temporary ref')} of a killed push or fetch: "
+                f"{', '.join(temporary[:3])}",
+                "the next git checkpoint push or fetch removes them (or: git update-ref -d REF)",
+            )
+        )
     if not out:
         out.append(Check("leftovers", "ok", "no interrupted restore, lock free, nothing left over"))
     return out
+
+
+def check_install() -> Check:
+    """The installation is whole, whichever installer made it: the hook templates are
+    there (package data), and `man` finds the page `git checkpoint --help` opens."""
+    import shutil
+    import subprocess
+
+    found = installer.detect()
+    try:
+        templates = git_hooks.templates_dir()
+    except CheckpointError as exc:
+        return Check("install", "fail", str(exc).partition(": this")[0], installer.reinstall_hint())
+    where = f"{found.kind} in {found.prefix}; hook templates in {templates}"
+    man = shutil.which("man")
+    if man is None:
+        return Check("install", "ok", f"{where} (no man command to look for the manual with)")
+    try:
+        proc = subprocess.run([man, "-w", "git-checkpoint"], capture_output=True, timeout=30)
+        page = proc.stdout.decode(errors="replace").strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        page = ""
+    if page:
+        return Check("install", "ok", f"{where}; manual {page}")
+    shipped = found.prefix / "share" / "man"
+    fix = (
+        f'export MANPATH="{shipped}:$MANPATH" in your shell\'s rc file'
+        if (shipped / "man1" / "git-checkpoint.1").is_file()
+        else installer.reinstall_hint()
+    )
+    return Check("install", "note", f"{where}; git help checkpoint finds no manual page", fix)
 
 
 def check_hooks() -> Check:

@@ -1,7 +1,9 @@
 """The man page `git-checkpoint.1`, generated from the click commands so it never drifts.
 
-`python -m git_checkpoint.manpage [FILE]` writes it (install.sh puts it in
-`share/man/man1` beside the installed command, where `git help checkpoint` finds it).
+`python -m git_checkpoint.entry.manpage [FILE]` writes it. The distribution ships the copy
+made so at `share/man/man1/git-checkpoint.1` (a test keeps it current), which every
+installer puts in the environment's `share/man`, where `man` looks beside a `bin/` on
+PATH; install.sh copies it beside the folder it links the command into.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from pathlib import Path
 import click
 
 from .. import __version__
+
+SHARED = "share/man/man1/git-checkpoint.1"  # in the distribution and the environment
 
 EXIT_STATUS = (
     ("0", "done"),

@@ -94,6 +94,11 @@ class AgentState:
     state: str  # installed | outdated | not installed
     edited_since_install: bool = False
     ignored: bool | None = None  # a local settings file: whether git ignores it (else None)
+    # Whether the agent will run them, where it asks for trust (Codex): None elsewhere;
+    # when False, why not and how to make it.
+    runs: bool | None = None
+    not_run_because: str | None = None
+    trust_fix: str | None = None
 
 
 def settings_path(spec: AgentSpec, scope: str, root: Path | None, home: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Git hooks: the templates of the top-level `hooks/git/` folder, installed into the
+"""Git hooks: the templates in `templates/git/` (package data, so every installer ships
+them; the repository's top-level `hooks/` is a link to `templates/`), installed into the
 folder git runs hooks from (`git rev-parse --git-path hooks`, so `core.hooksPath` is
 respected) and chained with a hook already there, which moves aside to
 `<hook>.checkpoint-legacy` and keeps running. Uninstall moves it back: same bytes, same
@@ -8,6 +9,8 @@ Only hooks that run before git changes the work tree are worth it: `pre-rebase`,
 `pre-merge-commit`, and `pre-push` (for pushing checkpoints with the branch). Not
 `reference-transaction` or `post-checkout`: `git reset --hard` and `git checkout`
 write the work tree before they update a ref, so those hooks see the work already gone.
+With `--trailers`, also `prepare-commit-msg`: the Checkpoint and Verified-by trailers of
+a commit whose tree has verifier evidence. It stays until uninstalled.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from ..core.errors import Refused, UsageError
 from ..gitcore.repo import Repo
 from ..storage.refs import task_from_branch
-from . import hook_files
+from . import hook_files, installer
 
 GIT_HOOKS = ("pre-rebase", "pre-merge-commit", "pre-push")
+TRAILER_HOOK = "prepare-commit-msg"  # installed when asked for (--trailers) only
 MARK = b"# git-checkpoint hook"
 LEGACY = ".checkpoint-legacy"
 
@@ -36,7 +41,8 @@ class GitHookState:
 
 
 def data_dir() -> Path:
-    """Where install.sh keeps the virtual environment and the `hooks/` templates."""
+    """The tool's own data folder under the user's home: records of hooks installed in
+    user-wide settings (and, for install.sh, its virtual environment)."""
     explicit = os.environ.get("GIT_CHECKPOINT_HOME")
     if explicit:
         return Path(explicit)
@@ -45,13 +51,15 @@ def data_dir() -> Path:
 
 
 def templates_dir() -> Path:
-    """The `hooks/` folder: beside the package in a checkout, else where install.sh put it."""
-    for candidate in (Path(__file__).resolve().parents[2] / "hooks", data_dir() / "hooks"):
-        if (candidate / "git" / "pre-rebase").is_file():
-            return candidate
-    raise UsageError(
-        "the hook templates (hooks/ of git-checkpoint) are missing: run ./install.sh again"
-    )
+    """The hook templates (`git/`, `shell/`): package data of the installed package, read
+    where the installer put them (a path the shell guard's line can name)."""
+    folder = Path(str(resources.files("git_checkpoint.install") / "templates"))
+    if not (folder / "git" / GIT_HOOKS[0]).is_file():
+        raise UsageError(
+            f"the hook templates are missing from {folder}: this installation of "
+            f"git-checkpoint is incomplete; {installer.reinstall_hint()}"
+        )
+    return folder
 
 
 def template(name: str) -> bytes:
@@ -89,6 +97,16 @@ def _load_record(repo: Repo) -> _Record | None:
         raise UsageError(f"unreadable install record {_record_path(repo)}: {exc}") from None
 
 
+def _save_record(repo: Repo, record: _Record) -> None:
+    entry = {
+        "dir": record.dir,
+        "created_dirs": list(record.created_dirs),
+        "chained": list(record.chained),
+    }
+    _record_path(repo).parent.mkdir(parents=True, exist_ok=True)
+    hook_files.write_atomic(_record_path(repo), (json.dumps(entry, indent=2) + "\n").encode())
+
+
 def _is_ours(path: Path) -> bool:
     try:
         return MARK in path.read_bytes()[:400]
@@ -96,10 +114,18 @@ def _is_ours(path: Path) -> bool:
         return False
 
 
+def _ours_in(folder: Path, trailers: bool) -> tuple[str, ...]:
+    """The hooks to write or take out in `folder`: the trailers hook when asked for, or
+    when ours is there already (so that an install keeps it current)."""
+    wanted = trailers or _is_ours(folder / TRAILER_HOOK)
+    return GIT_HOOKS + ((TRAILER_HOOK,) if wanted else ())
+
+
 def status(repo: Repo) -> list[GitHookState]:
+    """Each of our hooks; the trailers hook only when ours is installed."""
     folder = hooks_dir(repo)
     out = []
-    for name in GIT_HOOKS:
+    for name in _ours_in(folder, trailers=False):
         path = folder / name
         chained = os.path.lexists(folder / (name + LEGACY))
         if not os.path.lexists(path):
@@ -112,15 +138,17 @@ def status(repo: Repo) -> list[GitHookState]:
     return out
 
 
-def install(repo: Repo) -> list[str]:
-    """Write our hooks (chaining any hook already there); return the hooks changed."""
+def install(repo: Repo, *, trailers: bool = False) -> list[str]:
+    """Write our hooks (chaining any hook already there), the trailers hook too when
+    asked for; return the hooks changed."""
     folder = hooks_dir(repo)
     record = _load_record(repo) or _Record(str(folder), (), ())
     if record.dir != str(folder):
         raise Refused(f"our git hooks are installed in {record.dir}: uninstall them first")
     if os.path.lexists(folder) and not folder.is_dir():
         raise UsageError(f"the hooks folder {folder} is not a folder")
-    for name in GIT_HOOKS:  # check everything before changing anything
+    names = _ours_in(folder, trailers)
+    for name in names:  # check everything before changing anything
         path, legacy = folder / name, folder / (name + LEGACY)
         if not os.path.lexists(path) or _is_ours(path):
             continue
@@ -136,7 +164,7 @@ def install(repo: Repo) -> list[str]:
         created = hook_files.make_parents(folder / GIT_HOOKS[0])
     chained = set(record.chained)
     changed = []
-    for name in GIT_HOOKS:
+    for name in names:
         path, body = folder / name, template(name)
         if os.path.lexists(path) and _is_ours(path):
             if path.read_bytes() == body:
@@ -147,9 +175,7 @@ def install(repo: Repo) -> list[str]:
         hook_files.write_atomic(path, body)
         os.chmod(path, 0o755)
         changed.append(name)
-    entry = {"dir": str(folder), "created_dirs": list(created), "chained": sorted(chained)}
-    _record_path(repo).parent.mkdir(parents=True, exist_ok=True)
-    hook_files.write_atomic(_record_path(repo), (json.dumps(entry, indent=2) + "\n").encode())
+    _save_record(repo, _Record(str(folder), created, tuple(sorted(chained))))
     return changed
 
 
@@ -164,19 +190,23 @@ def _runs_by_its_name(path: Path) -> bool:
     return b"$0" in body and (b"basename" in body or b'dirname "$0")/h"' in body)
 
 
-def uninstall(repo: Repo) -> list[str]:
-    """Remove our hooks and move chained ones back; return the hooks changed."""
+def uninstall(repo: Repo, *, only_trailers: bool = False) -> list[str]:
+    """Remove our hooks (`only_trailers`: the trailers hook alone) and move chained ones
+    back; return the hooks changed."""
     record = _load_record(repo)
     folder = Path(record.dir) if record else hooks_dir(repo)
     changed = []
-    for name in GIT_HOOKS:
+    for name in (TRAILER_HOOK,) if only_trailers else (*GIT_HOOKS, TRAILER_HOOK):
         path, legacy = folder / name, folder / (name + LEGACY)
         if os.path.lexists(path) and _is_ours(path):
             path.unlink()
             changed.append(name)
         if os.path.lexists(legacy) and not os.path.lexists(path):
             os.rename(legacy, path)
-    if record is not None:
+    if record is not None and only_trailers:
+        chained = tuple(c for c in record.chained if c != TRAILER_HOOK)
+        _save_record(repo, _Record(record.dir, record.created_dirs, chained))
+    elif record is not None:
         hook_files.remove_created_dirs(record.created_dirs)
         _record_path(repo).unlink()
     return changed

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..gitcore.repo import Repo
-from . import agent_hooks, git_hooks, hook_files
+from . import agent_hooks, codex_trust, git_hooks, hook_files, installer
 from .agent_hooks import AGENTS, AgentState
 from .git_hooks import GitHookState
 
@@ -46,6 +46,11 @@ class HooksResult:
             if a.ignored is False:
                 edited += ", not ignored by git"
             out.append(f"{a.agent:<12} {a.state + edited:<18} {a.path} ({a.scope})")
+            if a.runs is False and a.not_run_because and a.trust_fix:
+                first, *toml = a.trust_fix.splitlines()
+                out.append(f"{'':<12} {a.agent} will not run them: {a.not_run_because}")
+                out.append(f"{'':<12} to trust them: {first}")
+                out += [f"{'':<14} {line}" if line else "" for line in toml]
         if self.git:
             states = ", ".join(
                 f"{g.hook} {g.state}" + (" (chained)" if g.chained else "") for g in self.git
@@ -79,7 +84,7 @@ def entry_not_found() -> str | None:
         f"rc file, and in the environment your agent starts from), or link it: "
         f"ln -s {beside} ~/.local/bin/{entry}"
         if beside.is_file()
-        else "run ./install.sh again"
+        else installer.reinstall_hint()
     )
     return (
         f"{entry} is not on PATH ({os.environ.get('PATH', '')}): the installed hooks "
@@ -95,9 +100,17 @@ def run(
     shell: bool,
     local: bool,
     user: bool,
+    trust: bool = False,
+    trailers: bool = False,
 ) -> HooksResult:
+    """`trailers`: with `git`, the prepare-commit-msg hook that adds the Checkpoint and
+    Verified-by trailers (install: it too; uninstall: it alone)."""
     if local and user:
         raise UsageError("--local and --user: choose one")
+    if trailers and not git:
+        raise UsageError("--trailers goes with --git (hooks install --git --trailers)")
+    if trust and (action != "install" or "codex" not in agents):
+        raise UsageError("--trust is for hooks install --agent codex")
     scope = "local" if local else "user" if user else "project"
     if scope != "project" and (git or shell):
         raise UsageError(f"--{scope} is for agent settings, not --git or --shell")
@@ -114,11 +127,13 @@ def run(
         raise UsageError(
             f"name what to install: --agent NAME ({', '.join(AGENTS)}), --git or --shell"
         )
-    repo = _repo(required=scope != "user")
+    shell_only = shell and not (agents or git)  # the guard's line needs no repository
+    repo = _repo(required=scope != "user" and not shell_only)
     home = Path(os.path.expanduser("~"))
 
     if action == "status":
         names = agents or tuple(n for n in AGENTS if scope != "local" or AGENTS[n].local_file)
+        names = () if shell_only else names
         states = []
         for name in names:
             states.append(_agent_status(name, scope, repo, home))
@@ -159,16 +174,22 @@ def run(
             outcome = "installed" if done else "already installed"
             if scope == "local" and repo is not None:
                 outcome += _keep_unshared(repo, path)
+            if name == "codex" and trust:
+                project = repo.root if scope == "project" and repo is not None else None
+                trusted = codex_trust.trust(path, project, agent_hooks.ENTRY)
+                outcome += f"; trusted in codex: {', '.join(trusted)}"
+            elif name == "codex" and _agent_status(name, scope, repo, home).runs is False:
+                outcome += "; codex runs them once trusted (hooks status says how)"
         else:
             outcome = agent_hooks.uninstall(spec, path, record)
         changes.append(HookChange(name, _show(path, repo), outcome))
     if git and repo is not None:
         folder = _show(git_hooks.hooks_dir(repo), repo)
         if action == "install":
-            touched = git_hooks.install(repo)
+            touched = git_hooks.install(repo, trailers=trailers)
             outcome = "installed" if touched else "already installed"
         else:
-            touched = git_hooks.uninstall(repo)
+            touched = git_hooks.uninstall(repo, only_trailers=trailers)
             outcome = "removed" if touched else "not installed"
         if touched:
             outcome += f": {', '.join(touched)}"
@@ -200,6 +221,10 @@ def _agent_status(name: str, scope: str, repo: Repo | None, home: Path) -> Agent
     ignored = None
     if scope == "local" and repo is not None and state.state in ("installed", "outdated"):
         ignored = _ignored(repo, path)
+    trust = None
+    if name == "codex" and state.state in ("installed", "outdated"):
+        roots = _codex_project_roots(repo) if scope == "project" and repo is not None else ()
+        trust = codex_trust.read(path, roots, agent_hooks.ENTRY)
     return AgentState(
         state.agent,
         state.scope,
@@ -207,7 +232,19 @@ def _agent_status(name: str, scope: str, repo: Repo | None, home: Path) -> Agent
         state.state,
         state.edited_since_install,
         ignored,
+        runs=None if trust is None else trust.runs,
+        not_run_because=None if trust is None else trust.problem(),
+        trust_fix=None if trust is None or trust.runs else trust.fix(),
     )
+
+
+def _codex_project_roots(repo: Repo) -> tuple[Path, ...]:
+    """Where Codex looks up a project's trust: the work tree's top, then (for a linked
+    worktree) the main work tree's."""
+    roots = [repo.root]
+    if repo.common_dir.name == ".git" and repo.common_dir.parent != repo.root:
+        roots.append(repo.common_dir.parent)
+    return tuple(roots)
 
 
 def _installed_elsewhere(name: str, repo: Repo | None, home: Path) -> list[AgentState]:
@@ -262,9 +299,14 @@ def _show(path: Path, repo: Repo | None) -> str:
 
 def _shell_line(*, required: bool = True) -> str | None:
     """The line that sources the shell guard (None in a status when it is missing)."""
-    script = git_hooks.templates_dir() / GUARD_SCRIPT
+    try:
+        script = git_hooks.templates_dir() / GUARD_SCRIPT
+    except UsageError:
+        if not required:
+            return None
+        raise
     if not script.is_file():
         if not required:
             return None
-        raise UsageError(f"the shell guard {script} is missing: run ./install.sh again")
+        raise UsageError(f"the shell guard {script} is missing: {installer.reinstall_hint()}")
     return f". {shlex.quote(str(script))}"

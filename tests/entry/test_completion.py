@@ -1,9 +1,13 @@
 """Shell completion, driven in real bash: git's own completion meets `git checkpoint`,
 bash-completion lazy-loads our script from the user's data dir, and `_git_checkpoint`
-completes subcommands, options, task names and checkpoint names."""
+completes subcommands, options, the choices an option or argument takes (agents,
+formats, shells), task names, checkpoint names, remote names and agent session ids.
+`git checkpoint completion bash|zsh` prints the scripts, and the copies the
+distribution ships are the ones the commands make today."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from git_checkpoint.entry.cli import cli
-from git_checkpoint.entry.completion import bash_script, zsh_script
+from git_checkpoint.entry.completion import SHARED, bash_script, zsh_script
 
 from ..conftest import Repo
+from .test_manpage import REGENERATE, ROOT
 
 BASH_COMPLETION = Path("/usr/share/bash-completion/bash_completion")
 
@@ -43,6 +48,22 @@ LINES = [
     "git checkpoint prune --task=ot",
     "git checkpoint save -m ",
     "git checkpoint task ",
+    "git checkpoint hooks install --agent ",
+    "git checkpoint hooks uninstall --agent=c",
+    "git checkpoint init --agent g",
+    "git checkpoint hooks ",
+    "git checkpoint push ",
+    "git checkpoint push origin ",
+    "git checkpoint push --task main ",
+    "git checkpoint fetch ",
+    "git checkpoint list --remote ",
+    "git checkpoint list --session ",
+    "git checkpoint restore --before-turn 1 --session ",
+    "git checkpoint review --format ",
+    "git checkpoint completion ",
+    "git checkpoint diff cp_001 ",
+    "git checkpoint diff cp_001 cp_002 ",
+    "git checkpoint -P sh",
 ]
 
 
@@ -68,6 +89,10 @@ def drive(repo: Repo, home: Path, preamble: str) -> dict[str, list[str]]:
     return answers
 
 
+AGENTS = ["claude-code", "codex", "cursor", "gemini-cli"]
+SESSION = "3f2a9c1e-session"
+
+
 @pytest.fixture
 def saved(repo: Repo) -> Repo:
     repo.cp("save", "-m", "one")
@@ -76,6 +101,17 @@ def saved(repo: Repo) -> Repo:
     repo.cp("save", "--task", "other")
     fetched = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
     repo.git("update-ref", "refs/checkpoints/remotes/origin/main/cp_001", fetched)
+    for remote in ("origin", "upstream"):
+        repo.git("remote", "add", remote, f"https://example.invalid/{remote}.git")
+    # a prompt the Claude Code hook recorded
+    payload = {"session_id": SESSION, "cwd": str(repo.path), "prompt": "go"}
+    subprocess.run(
+        ["git-checkpoint-hook", "claude-code", "UserPromptSubmit"],
+        input=json.dumps({**payload, "hook_event_name": "UserPromptSubmit"}),
+        cwd=repo.path,
+        text=True,
+        check=True,
+    )
     return repo
 
 
@@ -89,6 +125,23 @@ def check(answers: dict[str, list[str]]) -> None:
     assert answers["git checkpoint prune --task=ot"] == ["other"]
     assert answers["git checkpoint save -m "] == []  # a message: nothing to offer
     assert answers["git checkpoint task "] == ["set"]
+    assert answers["git checkpoint hooks install --agent "] == AGENTS
+    assert answers["git checkpoint hooks uninstall --agent=c"] == ["claude-code", "codex", "cursor"]
+    assert answers["git checkpoint init --agent g"] == ["gemini-cli"]
+    assert answers["git checkpoint hooks "] == ["install", "status", "uninstall"]
+    remotes = ["origin", "upstream"]
+    assert answers["git checkpoint push "] == remotes
+    assert answers["git checkpoint push origin "] == sorted(everyone + fetched)
+    assert answers["git checkpoint push --task main "] == remotes  # past the option's value
+    assert answers["git checkpoint fetch "] == remotes
+    assert answers["git checkpoint list --remote "] == remotes
+    assert answers["git checkpoint list --session "] == [SESSION]
+    assert answers["git checkpoint restore --before-turn 1 --session "] == [SESSION]
+    assert answers["git checkpoint review --format "] == ["html", "json", "markdown", "text"]
+    assert answers["git checkpoint completion "] == ["bash", "zsh"]
+    assert answers["git checkpoint diff cp_001 "] == sorted(everyone + fetched)
+    assert answers["git checkpoint diff cp_001 cp_002 "] == []  # two at most
+    assert answers["git checkpoint -P sh"] == ["show"]
 
 
 @pytest.mark.skipif(
@@ -141,6 +194,13 @@ complete() { words=("${(@)argv[1,-2]}"); CURRENT=$#words; PREFIX=$argv[-1]; _git
 print "== sub"; complete checkpoint sh sh
 print "== show"; complete checkpoint show "" ""
 print "== task"; complete checkpoint list --task "" ""
+print "== agent"; complete checkpoint hooks install --agent "" ""
+print "== hooks"; complete checkpoint hooks "" ""
+print "== push"; complete checkpoint push "" ""
+print "== push-checkpoints"; complete checkpoint push origin "" ""
+print "== session"; complete checkpoint list --session "" ""
+print "== shell"; complete checkpoint completion "" ""
+print "== no-pager"; complete checkpoint -P show "" ""
 """
 
 
@@ -154,8 +214,51 @@ def test_zsh_function(saved: Repo, tmp_path: Path) -> None:
     proc = subprocess.run(
         ["zsh", "-f", "-c", script], cwd=saved.path, capture_output=True, text=True, check=True
     )
-    sections = proc.stdout.split("== ")
-    sub, show, task = (s.split("\n")[1:] for s in sections[1:])
-    assert any(line.startswith("show:Show a checkpoint") for line in sub)
-    assert {"cp_002", "main/cp_002", "origin/main/cp_001", "@"} <= set(show)
-    assert [t for t in task if t] == ["main", "other"]
+    assert proc.stderr == ""
+    sections = {
+        s.split("\n")[0]: [line for line in s.split("\n")[1:] if line]
+        for s in proc.stdout.split("== ")[1:]
+    }
+    assert any(line.startswith("show:Show a checkpoint") for line in sections["sub"])
+    names = {"cp_002", "main/cp_002", "origin/main/cp_001", "@"}
+    assert names <= set(sections["show"])
+    assert sections["task"] == ["main", "other"]
+    assert sorted(sections["agent"]) == AGENTS
+    assert [line.split(":")[0] for line in sections["hooks"]] == ["install", "status", "uninstall"]
+    assert sections["push"] == ["origin", "upstream"]
+    assert names <= set(sections["push-checkpoints"])
+    assert sections["session"] == [SESSION]
+    assert sections["shell"] == ["bash", "zsh"]
+    assert sections["no-pager"] == sections["show"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_the_shipped_scripts_are_the_ones_the_commands_make(shell: str) -> None:
+    made = bash_script(cli) if shell == "bash" else zsh_script(cli)
+    shipped = (ROOT / SHARED[shell]).read_text(encoding="utf-8")
+    assert shipped == made, f"share/ is out of date; from the repository root: {REGENERATE}"
+
+
+def test_the_completion_command_prints_the_script(repo: Repo, tmp_path: Path) -> None:
+    outside = tmp_path / "no-repository"
+    outside.mkdir()
+    assert repo.cp("completion", "bash", cwd=outside).stdout == bash_script(cli)
+    assert repo.cp("completion", "zsh").stdout == zsh_script(cli)
+    assert json.loads(repo.cp("completion", "zsh", "--json").stdout) == {
+        "shell": "zsh",
+        "script": zsh_script(cli),
+    }
+    refused = repo.cp("completion", "fish", expect=2)
+    assert refused.stdout == "" and "'fish' is not one of 'bash', 'zsh'" in refused.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("bash") is None or not GIT_COMPLETION.exists(),
+    reason="needs bash and git's completion script",
+)
+def test_the_printed_script_completes_when_sourced(saved: Repo, tmp_path: Path) -> None:
+    """What `git checkpoint completion bash` prints, sourced after git's completion (as
+    `source <(git checkpoint completion bash)` in a bashrc does)."""
+    script = tmp_path / "printed.bash"
+    script.write_text(saved.cp("completion", "bash").stdout)
+    check(drive(saved, tmp_path, f"source {GIT_COMPLETION}\nsource {script}\n"))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from git_checkpoint.install.git_hooks import templates_dir
 
 from ..conftest import Repo
 
@@ -198,12 +201,17 @@ def test_usage_errors(repo: Repo, args: list[str], message: str) -> None:
     assert tree_snapshot(repo.path) == before
 
 
-def test_shell_prints_the_line_to_source(repo: Repo) -> None:
-    guard = Path(__file__).parents[2] / "hooks" / "shell" / "git-checkpoint-guard.sh"
-    if not guard.exists():
-        pytest.skip("the shell guard script is not written yet")
-    out = repo.cp("hooks", "install", "--shell").stdout
-    assert f". {guard}" in out or f". '{guard}'" in out
+def test_shell_prints_the_line_to_source(repo: Repo, tmp_path: Path) -> None:
+    """The installed package's own guard script; in a repository or outside any."""
+    guard = templates_dir() / "shell" / "git-checkpoint-guard.sh"
+    assert guard.is_file()
+    outside = tmp_path / "no-repository"
+    outside.mkdir()
+    for cwd in (repo.path, outside):
+        out = repo.cp("hooks", "install", "--shell", cwd=cwd).stdout
+        assert out.splitlines()[-1] == f"  . {shlex.quote(str(guard))}"
+        status = repo.cp("hooks", "status", "--shell", cwd=cwd).stdout
+        assert status.splitlines()[-1] == f"  . {shlex.quote(str(guard))}"
 
 
 def test_user_install_works_outside_a_repository(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from git_checkpoint.install.git_hooks import templates_dir
+
 from ..conftest import Repo
 from ..helpers import diverged
 
@@ -220,9 +222,16 @@ def test_a_hook_that_runs_by_its_own_name_is_refused_untouched(repo: Repo) -> No
 
 @pytest.mark.parametrize("name", ["pre-rebase", "pre-merge-commit", "pre-push"])
 def test_templates_are_posix_shell(name: str) -> None:
-    template = Path(__file__).parents[2] / "hooks" / "git" / name
+    template = templates_dir() / "git" / name
     assert subprocess.run(["sh", "-n", str(template)], check=False).returncode == 0
     assert os.access(template, os.X_OK)
+
+
+def test_the_top_level_hooks_folder_is_the_package_templates() -> None:
+    """One copy: the package's (what every installer ships); `hooks/` at the top of the
+    repository is a link to it, for the paths its users source."""
+    top = Path(__file__).parents[2] / "hooks"
+    assert top.is_symlink() and top.resolve() == templates_dir().resolve()
 
 
 def test_a_shared_hooks_path_outside_the_repository_is_named_as_such(

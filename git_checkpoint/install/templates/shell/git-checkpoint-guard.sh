@@ -1,6 +1,8 @@
-# git-checkpoint shell guard, for bash and zsh. Source it from ~/.bashrc or ~/.zshrc:
+# git-checkpoint shell guard, for bash and zsh. Source it from ~/.bashrc or ~/.zshrc with
+# the line `git checkpoint hooks install --shell` prints (it names this file where it is
+# installed):
 #
-#     . /path/to/git-checkpoint/hooks/shell/git-checkpoint-guard.sh
+#     . /path/to/site-packages/git_checkpoint/install/templates/shell/git-checkpoint-guard.sh
 #
 # Typed at the prompt, these save a checkpoint first (`git checkpoint save --auto`,
 # nothing new when the work tree has not changed since the last one), then run as typed:
