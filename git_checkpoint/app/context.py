@@ -25,6 +25,9 @@ class Context:
     # The launcher's early lock and scan, handed to the first lock and capture that want them.
     prescan: Prescan | None = field(default=None, compare=False, repr=False)
     long_lived: bool = False  # the MCP server: its children are never its to reap
+    # Whether verify may take SIGTERM and SIGHUP for the time it runs (a command line, the
+    # MCP server); a program calling the Python API keeps its own handlers.
+    handle_signals: bool = True
 
     def task(self, explicit: str | None = None) -> str:
         """The named task, else the one of the run loop around us, else the branch's."""

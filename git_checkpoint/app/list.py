@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
-from ..core.text import escape_text, printable
+from ..core.text import counted, escape_text, printable
 from ..storage.manifest import age
 from ..storage.notes import derive_status, read_events, verifier_summary
 from ..storage.refs import REMOTE_ROOT, Checkpoint, load_checkpoints
+from ..storage.sessions import SessionSummary, agent_sessions, session_id, session_of
 from .context import Context
 
 
@@ -29,6 +30,7 @@ class ListedCheckpoint:
     overlay_files: int
     overlay_bytes: int
     remote: str | None
+    session: dict[str, object] | None = None  # the agent session of a hook's save
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class ListResult:
             label = c.name if show_task else c.id
             kind = " [safety]" if c.safety else (" [auto]" if c.auto else "")
             overlay = f"+{c.overlay_files} untracked" if c.overlay_files else ""
+            if c.session and c.session.get("turn"):
+                kind += f" [turn {c.session['turn']}]"
             out.append(
                 f"{label:<18} {c.age:>4}  {c.status:<9} {checks:<10} {overlay:<14} "
                 f"{escape_text(c.message)}{kind}".rstrip()
@@ -60,8 +64,22 @@ def _message(c: Checkpoint) -> str:
     return printable(text) if c.remote else text  # fetched text never reaches a terminal raw
 
 
-def run(ctx: Context, *, task: str | None, all_tasks: bool, remote: str | None) -> ListResult:
+def run(
+    ctx: Context,
+    *,
+    task: str | None,
+    all_tasks: bool,
+    remote: str | None,
+    session: str | None = None,
+) -> ListResult:
+    """`session`: only the checkpoints saved for this agent session (an id, or the start
+    of one), across the repository's tasks."""
     repo = ctx.repo
+    if session is not None:
+        sid = session_id(repo, session)
+        found = run(ctx, task=task, all_tasks=task is None, remote=remote)
+        kept = [c for c in found.checkpoints if c.session and c.session.get("id") == sid]
+        return ListResult(task=found.task, checkpoints=kept)
     if remote is not None:
         if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", remote):
             raise UsageError(f"bad remote name {remote!r}")
@@ -104,6 +122,29 @@ def run(ctx: Context, *, task: str | None, all_tasks: bool, remote: str | None) 
                 overlay_files=files if isinstance(files, int) else 0,
                 overlay_bytes=size if isinstance(size, int) else 0,
                 remote=c.remote,
+                session=session_of(c),
             )
         )
     return ListResult(task=name, checkpoints=listed)
+
+
+@dataclass(frozen=True)
+class SessionsResult:
+    sessions: list[SessionSummary]
+
+    def lines(self) -> list[str]:
+        if not self.sessions:
+            return ["no agent sessions recorded (hooks record them: git checkpoint hooks install)"]
+        out = []
+        for s in self.sessions:
+            last = f"  last {age(s.last_at)} ago" if s.last_at else ""
+            out.append(
+                f"{s.agent:<12} {printable(s.id, 40):<40} {counted(s.turns, 'turn'):>9} "
+                f"{counted(s.checkpoints, 'checkpoint'):>15}{last}"
+            )
+        return out
+
+
+def sessions(ctx: Context) -> SessionsResult:
+    """Every agent session the hooks recorded in this repository, the latest last."""
+    return SessionsResult(agent_sessions(ctx.repo))

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from ..core.text import escape_text, quote_path
+from ..core.text import counted, escape_text, printable, quote_path
 from ..gitcore.formats import EMPTY_TREE
 from ..save.overlay import human_size
 from ..storage.commits import overlay_paths
@@ -65,6 +65,11 @@ class ShowResult:
         for key in ("hypothesis", "next_move"):
             if self.manifest.get(key):
                 out.append(f"{key.replace('_', ' ')}: {escape_text(str(self.manifest[key]))}")
+        session = self.manifest.get("session")
+        if isinstance(session, dict):
+            turn = f", turn {session['turn']}" if session.get("turn") else ""
+            agent = printable(str(session.get("agent", "")), 40)
+            out.append(f"session:  {agent} {printable(str(session.get('id', '')), 80)}{turn}")
         for v in self.verifiers:
             out.append(verifier_line(v.name, v.status))
             if v.status not in ("passed", "not run"):
@@ -98,7 +103,7 @@ def _left_out(item: dict[str, Any]) -> str:
     """One entry of a manifest's `left_out`, as the save named it (printable: it may come
     from another machine's checkpoint)."""
     files, size = item.get("files", 1), item.get("bytes", 0)
-    details = [f"{files} files"] if isinstance(files, int) and files > 1 else []
+    details = [counted(files, "file")] if isinstance(files, int) and files > 1 else []
     if isinstance(size, int) and size:
         details.append(human_size(size))
     details.append(str(item.get("why", "")))
@@ -124,10 +129,13 @@ def run(ctx: Context, name: str, *, manifest_only: bool, patch: bool) -> ShowRes
         VerifierStatus(n, latest.get(n, "not run"), _tail(results.get(n, {}))) for n in names
     ]
     base = cp.base or EMPTY_TREE
-    diffstat = repo.git("diff", "--stat=100", base, cp.commit).decode("utf-8", "replace")
+    stat = repo.git("diff", "--no-color", "--stat=100", base, cp.commit)
+    diffstat = stat.decode("utf-8", "replace")
     patch_text = None
     if patch:
-        patch_text = repo.git("diff", "--binary", base, cp.commit).decode("utf-8", "replace")
+        patch_text = repo.git("diff", "--no-color", "--binary", base, cp.commit).decode(
+            "utf-8", "replace"
+        )
     notes = cp.manifest.get("notes")
     step = notes[0] if isinstance(notes, list) and notes else None
     return ShowResult(

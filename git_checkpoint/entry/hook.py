@@ -14,10 +14,13 @@ import sys
 
 from ..core import preload
 from ..core.text import one_line
-from ..fast import hook
+from ..fast import hook, turns
+from ..gitcore.locate import find_repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..save.session import Saved
 
 # An agent's tool call waits at most this long for another git-checkpoint (a restore, a
@@ -69,19 +72,45 @@ def run(agent: str, event: str, rest: list[str]) -> None:
         if event == "pre-push":
             _push_with_branch(rest)
             return
+        if event == "prepare-commit-msg":
+            _commit_trailers(rest)
+            return
         due = hook.git_plan(event, rest)
+        session = None
     else:
-        due = hook.agent_plan(agent, event, hook.read_payload(), _parse_patterns)
+        payload = hook.read_payload()
+        due = hook.agent_plan(agent, event, payload, _parse_patterns)
+        session = turns.session_of(agent, payload)
     if due is not None:
         folders, message, named = due
+        prompt = event in hook.PROMPT_EVENTS
         for cwd in folders:
-            save(cwd, message, named=named)
+            save(cwd, message, named=named, session=session, prompt=prompt)
 
 
 def _parse_patterns(data: bytes) -> tuple[list[str], list[str]]:
     from ..config.parse import hook_patterns  # only when the file changed
 
     return hook_patterns(data)
+
+
+def _commit_trailers(rest: list[str]) -> None:
+    """prepare-commit-msg: the Checkpoint and Verified-by trailers of a tree with verifier
+    evidence. The tool is loaded only when a checkpoint may hold the tree (fast.commitmsg);
+    whatever fails, the commit goes on."""
+    from ..fast.commitmsg import plan
+
+    try:
+        found = plan(os.getcwd(), rest)
+        if found is None:
+            return
+        from ..verify.trailers import add_trailers
+
+        said = add_trailers(os.getcwd(), found.message, found.tree, unwritten=found.unwritten)
+    except Exception as exc:
+        raise hook.Skip(f"no trailers added: {one_line(exc)}") from None
+    if said:
+        _say(said)
 
 
 def _push_with_branch(rest: list[str]) -> None:
@@ -118,12 +147,22 @@ def _push_with_branch(rest: list[str]) -> None:
         _say(said[0])
 
 
-def save(cwd: str, message: str, *, named: bool = False) -> None:
+def save(
+    cwd: str,
+    message: str,
+    *,
+    named: bool = False,
+    session: dict[str, Any] | None = None,
+    prompt: bool = False,
+) -> None:
     """An automatic checkpoint of `cwd`'s workspace, unless it equals the task's latest;
     what it leaves out is named once (until it changes). `named`: say which repository
-    (a command that reaches more than one, or another than the call's)."""
+    (a command that reaches more than one, or another than the call's). `session`: the
+    agent's session, recorded with the checkpoint; `prompt`: this call starts a turn of
+    it, whose checkpoint (new, or the latest when nothing changed) is recorded as the
+    workspace before that turn."""
     os.environ[hook.GUARD] = "1"  # git children of this save must not fire our hooks again
-    saved = _auto_save(cwd, message)
+    saved = _auto_save(cwd, message, session, prompt)
     if saved is None:
         return
     if saved.config_problem:
@@ -144,17 +183,38 @@ def auto_save(cwd: str, message: str) -> str | None:
     return saved.checkpoint.id if saved is not None and saved.created else None
 
 
-def _auto_save(cwd: str, message: str) -> Saved | None:
+def _auto_save(
+    cwd: str, message: str, session: dict[str, Any] | None = None, prompt: bool = False
+) -> Saved | None:
     """None when the quick check finds the workspace unchanged."""
     from ..fast.quickcheck import check
 
     found = check(cwd, while_scanning=lambda: preload.start(*SAVE_MODULES))
+    paths = found.paths if found is not None else find_repo(cwd)
+    turn = None
+    if session is not None and paths is not None:
+        current = turns.current_turn(paths.common_dir, session)
+        turn = (current or 0) + 1 if prompt else current
+        session = {**session, **({"turn": turn} if turn else {})}
+
+    def start_turn(ref: str, commit: str) -> None:
+        if prompt and turn and session is not None and paths is not None:
+            kept = {"ref": ref, "commit": commit}
+            turns.start_turn(
+                paths.common_dir, session, turn=turn, worktree=paths.root, checkpoint=kept
+            )
+
     if found is not None and found.unchanged:
+        start_turn(found.saved["ref"], found.saved["commit"])
         return None  # (the process exits at once: the imports started for a save go with it)
     preload.wait()
-    from ..save import session
+    from ..save import session as sessions
 
-    return session.auto_save(cwd, message, found=found, lock_wait=LOCK_WAIT)
+    saved = sessions.auto_save(
+        cwd, message, found=found, lock_wait=LOCK_WAIT, agent_session=session
+    )
+    start_turn(saved.checkpoint.ref, saved.checkpoint.commit)
+    return saved
 
 
 def _say(line: str) -> None:

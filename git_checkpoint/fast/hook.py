@@ -46,7 +46,7 @@ EVENTS = {
     "codex": {"PreToolUse", "UserPromptSubmit"},
     "gemini-cli": {"BeforeTool", "BeforeAgent"},
     "cursor": {"beforeShellExecution", "afterFileEdit", "beforeSubmitPrompt"},
-    "git": {"pre-rebase", "pre-merge-commit", "pre-push"},
+    "git": {"pre-rebase", "pre-merge-commit", "pre-push", "prepare-commit-msg"},
 }
 
 

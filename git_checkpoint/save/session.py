@@ -49,6 +49,7 @@ class SaveRequest:
     auto: bool = False  # saved by a hook or the guard, not asked for by name
     run_id: str | None = None
     logged: bool = True  # in the operation log (doctor's probe leaves none behind)
+    session: dict[str, Any] | None = None  # the agent session a hook saves for
 
 
 @dataclass(frozen=True)
@@ -104,10 +105,11 @@ def auto_save(
     found: Found | None,
     lock_wait: float,
     maintain: bool = False,
+    agent_session: dict[str, Any] | None = None,
 ) -> Saved:
     """An automatic checkpoint of the workspace of `cwd` (a hook's, the guard's), in the
     current task. `found`: the quick check that found a change; `maintain`: never for
-    an agent's hook (see above)."""
+    an agent's hook (see above); `agent_session`: recorded in the manifest."""
     if found is not None:  # the check found the repository and read our config already
         where = found.paths
         repo = Repo(Path(where.root), Path(where.git_dir), Path(where.common_dir))
@@ -119,7 +121,9 @@ def auto_save(
         config = load_config(repo.root, repo.checkpoint_config())
     except UsageError as exc:  # the net stays on: the defaults stand in for a broken file
         config, problem = Config(), _once(repo, str(exc))
-    request = SaveRequest(task=current_task(repo), message=message, auto=True)
+    request = SaveRequest(
+        task=current_task(repo), message=message, auto=True, session=agent_session
+    )
     saved = save_workspace(
         repo, config, request, lock_wait=lock_wait, found=found, maintain=maintain
     )
@@ -182,6 +186,7 @@ def _save_locked(
         run_id=request.run_id,
         left_out=tuple(_recorded(o) for o in left_out[:LEFT_OUT_KEPT]),
         left_out_total=len(left_out),
+        session=request.session,
     )
 
     def store() -> StoreOutcome:

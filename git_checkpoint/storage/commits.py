@@ -214,6 +214,8 @@ class Labels:
     run_id: str | None = None
     left_out: tuple[dict[str, Any], ...] = ()  # what the save did not capture, and why
     left_out_total: int = 0  # how many there were, when the list was cut short
+    # The agent session of a hook's save: {"agent", "id", "turn", "turn_id"} (some).
+    session: dict[str, Any] | None = None
 
     def fitted(self) -> tuple[Labels, list[str]]:
         """These labels as every reader accepts them (core.text.kept), and what was
@@ -325,6 +327,8 @@ def store_checkpoint(
             next_move=labels.next_move,
             auto=labels.auto,
         )
+        if labels.session:
+            manifest["session"] = dict(labels.session)
         if labels.left_out:
             manifest["left_out"] = list(labels.left_out)
             if labels.left_out_total > len(labels.left_out):

@@ -69,6 +69,7 @@ def _too_deep(body: str) -> bool:
 
 
 _PARSED: dict[str, tuple[dict[str, Any], str | None]] = {}  # message -> result, per process
+_PARSED_MAX = 20_000
 
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -93,6 +94,15 @@ def _counts(value: Any) -> bool:
     )
 
 
+def _session(value: Any) -> bool:
+    """{"agent": text, "id": text, "turn": int, "turn_id": text}, each but id optional."""
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return False
+    turn = value.get("turn")
+    texts = all(isinstance(value.get(k, ""), str) for k in ("agent", "turn_id"))
+    return texts and (turn is None or (isinstance(turn, int) and not isinstance(turn, bool)))
+
+
 # The fields we write and read back, with the shape each must have. A field of another
 # shape is dropped (so no reader meets it) and makes the checkpoint malformed.
 _FIELDS: dict[str, Any] = {
@@ -115,6 +125,7 @@ _FIELDS: dict[str, Any] = {
     "intent_to_add_total": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "left_out": _list_of(dict),
     "left_out_total": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "session": _session,
 }
 
 
@@ -136,6 +147,8 @@ def parse_manifest(message: str) -> tuple[dict[str, Any], str | None]:
     an exception.
     """
     if message not in _PARSED:
+        if len(_PARSED) >= _PARSED_MAX:  # a long-lived caller (the API, MCP) reads many
+            _PARSED.clear()
         _PARSED[message] = _parse(message.partition("\n\n")[2])
     return _PARSED[message]
 

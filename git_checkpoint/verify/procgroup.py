@@ -8,6 +8,7 @@ terminal, Ctrl-C and Ctrl-Z work as they would without us.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
 import signal
@@ -76,19 +77,29 @@ def _ignore(signum: int, frame: object) -> None:
 
 def ignore_further_stops() -> None:
     """On the way out: one more Ctrl-C, SIGTERM or SIGHUP must not cut the clean-up short
-    (a handler of our own, not SIG_IGN, so that children still start with the default)."""
+    (a handler of our own, not SIG_IGN, so that children still start with the default).
+    Only inside `interruptible`: a program calling the API keeps its own handlers."""
+    if not _OWN_SIGNALS.get():
+        return
     for sig in STOP_SIGNALS:
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(sig, _ignore)
+
+
+# Whether the code running owns the process's signals (a command line, not a program
+# that calls the Python API): only then does a stop make us ignore the next ones.
+_OWN_SIGNALS: contextvars.ContextVar[bool] = contextvars.ContextVar("own_signals", default=False)
 
 
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """SIGTERM and SIGHUP stop us the way Ctrl-C does, so no verifier or agent outlives us."""
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    owned = _OWN_SIGNALS.set(True)
     try:
         yield
     finally:
+        _OWN_SIGNALS.reset(owned)
         for sig, handler in previous.items():
             if signal.getsignal(sig) is _stop:  # on the way out, they stay ignored
                 signal.signal(sig, handler)

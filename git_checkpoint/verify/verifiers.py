@@ -207,11 +207,16 @@ def record_results(
     allow: tuple[str, ...] = (),
 ) -> None:
     """The results as events in the checkpoint's notes, which a push shares: what the
-    secret scan finds in an output tail is redacted first (`allow`: secrets.allow)."""
+    secret scan finds in an output tail is redacted first (`allow`: secrets.allow). Each
+    says who ran it (git's identity, as a notes commit does): a review of evidence merged
+    from several machines tells their runs apart."""
+    by = repo.user_ident() if results else "unknown"
     for result in results:
         tail, _ = redact(result.output_tail, allow)
-        event = {"event": "verifier", "where": where, **asdict(result), "output_tail": tail}
-        append_event(repo, cp.commit, event)
+        event = {"event": "verifier", "where": where, **asdict(result)}
+        if by != "unknown":
+            event["by"] = by
+        append_event(repo, cp.commit, {**event, "output_tail": tail})
 
 
 def decide(repo: Repo, config: Config, cp: Checkpoint, events: list[dict[str, Any]]) -> str:

@@ -43,7 +43,7 @@ def test_review_shows_attempts_against_rollback_and_previous(repo: Repo) -> None
     assert [(v["name"], v["status"]) for v in second["verifiers"]] == [("answer", "passed")]
     text = repo.cp("review").stdout
     assert "cp_002 [attempt 1]" in text and "verifier answer: failed (exit 1)" in text
-    assert "1 files +1 -0 vs cp_001" in text
+    assert "1 file +1 -0 vs cp_001" in text
     # The first attempt's rollback point is its previous one too: said once.
     first = text[text.index("cp_002 [attempt 1]") : text.index("cp_004 [attempt 2]")]
     assert first.count("vs cp_001") == 1, first
