@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.parse import load_config
+from ..core.text import counted
 from ..gitcore.repo import Repo, run_git
 from ..runloop.loop import RunRequest, run_loop
 
@@ -57,7 +58,7 @@ class DemoResult:
         if self.repository:
             out.append(f"demo repository kept at {self.repository}")
         out.append(
-            f"demo done: {self.promoted} promoted after {self.attempts} attempts"
+            f"demo done: {self.promoted} promoted after {counted(self.attempts, 'attempt')}"
             if self.promoted
             else "demo failed: no attempt passed"
         )

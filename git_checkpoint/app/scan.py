@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.text import counted
 from ..save.secrets import Finding, scan_checkpoint
 from ..storage.refs import resolve
 from .context import Context
@@ -18,7 +19,7 @@ class ScanResult:
     def lines(self) -> list[str]:
         if not self.findings:
             return [f"no secrets found in {self.checkpoint}"]
-        out = [f"{len(self.findings)} possible secret(s) in {self.checkpoint}:"]
+        out = [f"{counted(len(self.findings), 'possible secret')} in {self.checkpoint}:"]
         out += [f"  {f.describe()}" for f in self.findings]
         out.append("false positives: list the path or the fingerprint under secrets.allow")
         return out

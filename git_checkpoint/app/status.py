@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import Refused
-from ..core.text import escape_text, quote_path
+from ..core.text import counted, escape_text, quote_path
 from ..restore.plan import managed_differences
 from ..save.capture import capture_workspace
 from ..storage import tasks
@@ -53,7 +53,7 @@ class StatusResult:
             if self.unreadable:
                 out.append(f"drift since {self.latest}: unknown ({self.unreadable})")
             elif self.drift:
-                out.append(f"drift since {self.latest}: {len(self.drift)} files")
+                out.append(f"drift since {self.latest}: {counted(len(self.drift), 'file')}")
                 out += [f"  {quote_path(p)}" for p in self.drift[:20]]
                 if len(self.drift) > 20:
                     out.append(f"  … and {len(self.drift) - 20} more")

@@ -8,6 +8,7 @@ stderr with the exit code design.md §7 gives them. The common forms of `save`,
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,7 +22,7 @@ from . import cli_setup, console
 from . import fastcli as direct
 from .cli_setup import json_option
 from .cmdline import CommandLine
-from .console import context, emit, fail, guarded, progress_printer, say_err, use_color
+from .console import context, emit, fail, guarded, page, progress_printer, say_err, use_color
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,10 +58,27 @@ class _Group(click.Group):
             raise _ClosedPipe from exc
 
 
+def _no_pager(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # git's own way: what we run, git included, pages no more than we do
+        os.environ["GIT_PAGER"] = "cat"
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="git-checkpoint")
+@click.option(
+    "-P",
+    "--no-pager",
+    is_flag=True,
+    expose_value=False,
+    callback=_no_pager,
+    help="Print diff, show, log and review straight to the terminal, as git --no-pager.",
+)
 def cli() -> None:
-    """Checkpoints for AI coding agents: save, verify, restore and share the workspace."""
+    """Checkpoints for AI coding agents: save, verify, restore and share the workspace.
+
+    On a terminal, diff, show, log and review go through the pager git would use
+    (GIT_PAGER, core.pager, PAGER, less).
+    """
 
 
 @cli.command()
@@ -81,12 +99,25 @@ def save(prescan: Prescan | None, /, **params: Any) -> int:
 @click.option("--task", help="Task name (default: the current branch).")
 @click.option("--all", "all_tasks", is_flag=True, help="Every local task.")
 @click.option("--remote", help="Checkpoints fetched from this remote.")
+@click.option("--session", help="Only the checkpoints of this agent session (id or its start).")
+@click.option("--sessions", "list_sessions", is_flag=True, help="The agent sessions recorded.")
 @json_option
-def list_(task: str | None, all_tasks: bool, remote: str | None, as_json: bool) -> int:
+def list_(
+    *,
+    task: str | None,
+    all_tasks: bool,
+    remote: str | None,
+    session: str | None,
+    list_sessions: bool,
+    as_json: bool,
+) -> int:
     """List checkpoints: id, age, status, verifiers, overlay, message."""
     from ..app import list as cmd
 
-    return emit(cmd.run(context(), task=task, all_tasks=all_tasks, remote=remote), as_json)
+    if list_sessions:
+        return emit(cmd.sessions(context()), as_json)
+    found = cmd.run(context(), task=task, all_tasks=all_tasks, remote=remote, session=session)
+    return emit(found, as_json)
 
 
 def terminal_progress() -> Callable[[str], None]:
@@ -117,7 +148,9 @@ def push(
     """Push checkpoints and their notes (default: the current task's) to REMOTE.
 
     Never overwrites a checkpoint on the remote; safety checkpoints stay local unless
-    named. Usage: git checkpoint push [REMOTE] [--task T…|--all|CP…] [--as NAME]
+    named. Unless checkpoints are named, the notes of checkpoints fetched from REMOTE
+    (what this machine verified or promoted) go back too. Usage: git checkpoint push
+    [REMOTE] [--task T…|--all|CP…] [--as NAME]
     """
     from ..app import push as cmd
 
@@ -136,23 +169,40 @@ def push(
 
 @cli.command()
 @click.argument("remote", default="origin")
+@click.option("--prune", is_flag=True, help="Drop fetched checkpoints REMOTE no longer has.")
 @json_option
-def fetch(remote: str, as_json: bool) -> int:
+def fetch(remote: str, prune: bool, as_json: bool) -> int:
     """Fetch REMOTE's checkpoints into REMOTE/<task>/cp_NNN and merge their notes."""
     from ..app import fetch as cmd
 
-    return emit(cmd.run(context(), remote, progress=terminal_progress()), as_json)
+    return emit(cmd.run(context(), remote, progress=terminal_progress(), prune=prune), as_json)
 
 
 @cli.command()
 @click.argument("task", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "markdown", "json", "html"]), default="text"
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write it to this file.")
 @json_option
-def review(task: str | None, fmt: str, as_json: bool) -> int:
-    """A task's timeline for a reviewer: TASK or REMOTE/TASK (default: the current task)."""
+def review(task: str | None, fmt: str, output: str | None, as_json: bool) -> int:
+    """A task's timeline for a reviewer: TASK or REMOTE/TASK (default: the current task).
+
+    markdown pastes into a pull request; html is one self-contained page (it loads
+    nothing) with each checkpoint's evidence and patch.
+    """
     from ..app import review as cmd
 
-    return emit(cmd.run(context(), task, fmt=fmt), as_json or fmt == "json")
+    ctx = context()
+    result = cmd.run(ctx, task, fmt=fmt)
+    if output is not None:
+        return emit(cmd.write(result, output), as_json)
+    page(ctx, as_json or fmt == "json")
+    if as_json or fmt in ("json", "text"):
+        return emit(result, as_json or fmt == "json")
+    if sys.stdout is not None:  # as is: no terminal colour in a page or markdown
+        sys.stdout.write(result.document())
+    return 0
 
 
 @cli.command()
@@ -174,7 +224,10 @@ def show(checkpoint: str, manifest_only: bool, patch: bool, as_json: bool) -> in
     """Show a checkpoint: manifest, status, verifiers, diffstat, overlay."""
     from ..app import show as cmd
 
-    return emit(cmd.run(context(), checkpoint, manifest_only=manifest_only, patch=patch), as_json)
+    ctx = context()
+    result = cmd.run(ctx, checkpoint, manifest_only=manifest_only, patch=patch)
+    page(ctx, as_json)
+    return emit(result, as_json)
 
 
 @cli.command()
@@ -188,7 +241,9 @@ def diff(first: str | None, second: str | None, stat: bool, name_only: bool, as_
     from ..app import diff as cmd
 
     color = not as_json and use_color(sys.stdout)
-    result = cmd.run(context(), first, second, color=color, stat=stat, name_only=name_only)
+    ctx = context()
+    result = cmd.run(ctx, first, second, color=color, stat=stat, name_only=name_only)
+    page(ctx, as_json)
     return emit(result, as_json)
 
 
@@ -221,24 +276,50 @@ def log(limit: int | None, as_json: bool) -> int:
     """The operation log, newest first."""
     from ..app import log as cmd
 
-    return emit(cmd.run(context(), limit=limit), as_json)
+    ctx = context()
+    result = cmd.run(ctx, limit=limit)
+    page(ctx, as_json)
+    return emit(result, as_json)
 
 
-@cli.command()
+class _ThenPaths(click.Command):
+    """`restore [CP] [OPTIONS] -- PATH…`: what follows `--` are paths, never the checkpoint."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args, ctx.meta["paths"] = args[:at], tuple(args[at + 1 :])
+        return super().parse_args(ctx, args)
+
+
+@cli.command(cls=_ThenPaths)
 @click.argument("checkpoint", required=False)
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @click.option("--move-head", is_flag=True, help="Move the branch back to the checkpoint's base.")
 @click.option("--keep-head", is_flag=True, help="Restore files and index over the current HEAD.")
 @click.option("--continue", "resume", is_flag=True, help="Finish an interrupted restore.")
+@click.option(
+    "--before-turn",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="The workspace as it was before prompt N of an agent session.",
+)
+@click.option("--session", help="With --before-turn: the agent session (default: the latest).")
 @json_option
 @click.pass_obj
 def restore(prescan: Prescan | None, /, **params: Any) -> int:
-    """Make the workspace equal to a checkpoint (default: the latest), undoably."""
-    if params["resume"] and any(
-        params[k] for k in ("checkpoint", "dry_run", "move_head", "keep_head")
+    """Make the workspace equal to a checkpoint (default: the latest), undoably; with
+    `-- PATH…`, only those files and folders."""
+    paths = click.get_current_context().meta.get("paths", ())
+    if params["resume"] and (
+        paths
+        or any(
+            params[k]
+            for k in ("checkpoint", "dry_run", "move_head", "keep_head", "before_turn", "session")
+        )
     ):
         raise click.UsageError("--continue takes no checkpoint and no other option")
-    return direct.restore(prescan=prescan, **params)
+    return direct.restore(prescan=prescan, paths=paths, **params)
 
 
 @cli.command()
@@ -269,6 +350,42 @@ def verify(checkpoint: str | None, only: tuple[str, ...], as_json: bool) -> int:
 
 
 @cli.command()
+@click.argument("commit", default="HEAD")
+@json_option
+def evidence(commit: str, as_json: bool) -> int:
+    """The verifier evidence for COMMIT's tree (default: HEAD), exit 1 when none.
+
+    Found by tree: the checkpoints whose files are the commit's, so the evidence
+    survives a rebase or a squash that keeps the tree.
+    """
+    from ..app import evidence as cmd
+
+    return emit(cmd.evidence(context(), commit), as_json)
+
+
+@cli.command()
+@click.argument("good", required=False)
+@click.argument("bad", required=False)
+@click.option("--verifier", help="The verifier to follow (default: the first required one).")
+@click.option("--task", help="Task name, when GOOD and BAD name none (default: the branch's).")
+@json_option
+def bisect(
+    good: str | None, bad: str | None, verifier: str | None, task: str | None, as_json: bool
+) -> int:
+    """The first checkpoint of a task where a verifier started failing (exit 1: none).
+
+    Recorded results are reused; the other checkpoints are verified in temporary
+    worktrees and their results recorded. Default BAD: the latest failing checkpoint;
+    GOOD: the last one passing before it, or the task's first.
+    """
+    from ..app import bisect as cmd
+
+    progress = progress_printer(as_json)
+    result = cmd.bisect(context(), good, bad, verifier=verifier, task=task, progress=progress)
+    return emit(result, as_json)
+
+
+@cli.command()
 @click.argument("checkpoint")
 @click.option("--force", is_flag=True, help="Promote without passing evidence.")
 @click.option("--reason", help="Why (required with --force; recorded with your name).")
@@ -280,7 +397,9 @@ def promote(checkpoint: str, force: bool, reason: str | None, as_json: bool) -> 
     return emit(cmd.run(context(), checkpoint, force=force, reason=reason), as_json)
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+# The options before CMD (or `--`) are ours, the rest CMD's (entry/cmdline.py reads the
+# same way).
+@cli.command(context_settings={"allow_interspersed_args": False})
 @click.option("--task", help="Task name (default: the current branch).")
 @click.option("--attempts", default=3, show_default=True, type=click.IntRange(min=1))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -288,7 +407,7 @@ def promote(checkpoint: str, force: bool, reason: str | None, as_json: bool) -> 
 def run(task: str | None, attempts: int, command: tuple[str, ...], as_json: bool) -> int:
     """Save, run CMD, verify; promote, or roll back and try again.
 
-    Usage: git checkpoint run [--task T] [--attempts N] -- CMD…
+    Usage: git checkpoint run [--task T] [--attempts N] [--json] -- CMD…
     """
     from ..app import run as cmd
 
@@ -322,6 +441,25 @@ def resume(task: str | None, as_json: bool) -> int:
     from ..app import resume as cmd
 
     return emit(cmd.run(context(), task=task), as_json)
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh"]))
+@json_option
+def completion(shell: str, as_json: bool) -> int:
+    """Print the shell completion script for bash or zsh.
+
+    bash: source it after git's completion, or save it as
+    ~/.local/share/bash-completion/completions/git-checkpoint; zsh: save it as
+    _git-checkpoint in a folder of your fpath.
+    """
+    from .completion import script_for
+
+    result = script_for(cli, shell)
+    if as_json:
+        return emit(result, as_json)
+    sys.stdout.write(result.script)  # as is: no status words coloured in shell code
+    return 0
 
 
 for command in (cli_setup.task, cli_setup.hooks, cli_setup.guard, cli_setup.demo):

@@ -19,8 +19,15 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(fn)
 
 
+def json_wanted(as_json: bool) -> bool:
+    """`--json` given to the subcommand, or to its group before it (`hooks --json status`)."""
+    parent = click.get_current_context().parent
+    return as_json or bool(parent is not None and parent.params.get("as_json"))
+
+
 @click.group()
-def task() -> None:
+@json_option
+def task(as_json: bool) -> None:
     """The resumable task record."""
 
 
@@ -35,11 +42,13 @@ def task_set(name: str | None, hypothesis: str | None, next_move: str | None, as
 
     if hypothesis is None and next_move is None:
         raise click.UsageError("give --hypothesis and/or --next")
-    return emit(cmd.run(context(), task=name, hypothesis=hypothesis, next_move=next_move), as_json)
+    result = cmd.run(context(), task=name, hypothesis=hypothesis, next_move=next_move)
+    return emit(result, json_wanted(as_json))
 
 
 @click.group()
-def hooks() -> None:
+@json_option
+def hooks(as_json: bool) -> None:
     """Hooks that save before risky operations: agents, git, the shell guard."""
 
 
@@ -49,9 +58,21 @@ def _hook_options(fn: F) -> F:
         [
             click.option("--agent", "agents", multiple=True, type=agents, help="An agent's hooks."),
             click.option("--git", is_flag=True, help="The git hooks of this repository."),
+            click.option(
+                "--trailers",
+                is_flag=True,
+                help="With --git: also prepare-commit-msg, which adds Checkpoint and "
+                "Verified-by trailers to commits of verified trees (uninstall: it alone).",
+            ),
             click.option("--shell", is_flag=True, help="The shell guard line for your rc file."),
             click.option("--local", is_flag=True, help="Claude Code: .claude/settings.local.json."),
             click.option("--user", is_flag=True, help="Your own settings (~/.claude/…)."),
+            click.option(
+                "--trust",
+                is_flag=True,
+                help="Codex: trust the project and our hooks in ~/.codex/config.toml, "
+                "as /hooks does (install only).",
+            ),
             json_option,
         ]
     ):
@@ -62,7 +83,7 @@ def _hook_options(fn: F) -> F:
 def _hooks(action: str, as_json: bool, **flags: Any) -> int:
     from ..app import hooks as cmd
 
-    return emit(cmd.run(action, **flags), as_json)
+    return emit(cmd.run(action, **flags), json_wanted(as_json))
 
 
 @hooks.command(name="install")
@@ -86,12 +107,17 @@ def hooks_status(as_json: bool, **flags: Any) -> int:
     return _hooks("status", as_json, **flags)
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+# The options before CMD (or `--`) are ours, the rest CMD's (entry/cmdline.py reads the
+# same way).
+@click.command(context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def guard(command: tuple[str, ...]) -> int:
+@json_option
+def guard(command: tuple[str, ...], as_json: bool) -> int:
     """Save first when CMD is risky, then run CMD (its stdin, exit code and signals).
 
-    Usage: git checkpoint guard -- CMD… (one argument is a shell line: run by bash -c)
+    Usage: git checkpoint guard [--json] -- CMD… (one argument is a shell line: run by
+    bash -c). --json: what the guard did is one JSON object on stdout, and CMD's
+    standard output goes to stderr, as under `run --json`.
     """
     import signal
 
@@ -102,10 +128,15 @@ def guard(command: tuple[str, ...]) -> int:
     except OSError:  # a folder deleted under us: CMD may still run
         cwd = os.environ.get("PWD", ".")
     plan = cmd.plan(list(command), cwd)
-    for line in plan.lines():
-        say_err(f"git checkpoint: {line}")
+    if as_json:
+        emit(plan, as_json)
+    else:
+        for line in plan.lines():
+            say_err(f"git checkpoint: {line}")
     sys.stdout.flush()
     sys.stderr.flush()
+    if as_json:
+        os.dup2(2, 1)  # stdout holds our one JSON object; CMD's output goes beside the log
     for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; CMD must not inherit that
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -177,18 +208,29 @@ def doctor(as_json: bool) -> int:
 
 
 @click.command()
-def mcp() -> int:
-    """Serve the commands as Model Context Protocol tools over stdio (extra: [mcp])."""
+@json_option
+def mcp(as_json: bool) -> int:
+    """Serve the commands as Model Context Protocol tools over stdio (extra: [mcp]).
+
+    Its stdout carries JSON-RPC messages, so --json is refused in one JSON error object.
+    """
     import importlib.util
 
     from ..core.errors import UsageError
+    from ..install.installer import extra_hint
 
+    if as_json:
+        raise UsageError("mcp speaks JSON-RPC on stdin and stdout: --json does not apply")
     if importlib.util.find_spec("mcp") is None:
+        raise UsageError(f"the MCP server needs the mcp extra: {extra_hint('mcp')}")
+    try:
+        from .mcp_server import serve
+    except ImportError as exc:  # an mcp of another major version: not the extra's
+        if not (exc.name or "").startswith("mcp"):
+            raise
         raise UsageError(
-            "the MCP server needs the mcp extra: pip install 'git-checkpoint[mcp]' "
-            f"(into {sys.prefix})"
-        )
-    from .mcp_server import serve
+            f"the MCP server needs the mcp extra ({exc}): {extra_hint('mcp')}"
+        ) from None
 
     serve()
     return 0

@@ -6,6 +6,23 @@ Standard library only."""
 from __future__ import annotations
 
 EARLY_VERBS = ("save", "restore", "undo")  # the verbs whose scan the launcher starts
+GLOBAL_OPTIONS = ("-P", "--no-pager")  # taken before the verb, as git takes them
+# The verbs that run a command of the user's (`-- CMD…`), and their options that take a
+# value: only what comes before CMD is ours.
+COMMAND_VERBS = {"run": ("--task", "--attempts"), "guard": ()}
+
+
+def _ours(words: list[str]) -> list[str]:
+    """The words that are ours: all but an agent's command (after `--`, or from the
+    first word that is no option of run's or guard's)."""
+    ours = words[: words.index("--")] if "--" in words else list(words)
+    valued = COMMAND_VERBS.get(ours[0]) if ours else None
+    if valued is None:
+        return ours
+    i = 1
+    while i < len(ours) and ours[i].startswith("-") and ours[i] != "-":
+        i += 2 if ours[i] in valued else 1
+    return ours[: min(i, len(ours))]
 
 
 class CommandLine:
@@ -15,10 +32,12 @@ class CommandLine:
 
     def __init__(self, words: list[str]) -> None:
         self.words = list(words)
-        self.verb = words[0] if words else ""
-        # An agent's own `--json` after `--` (run, guard) is not ours.
-        ours = words[: words.index("--")] if "--" in words else words
-        self.as_json = "--json" in ours
+        start = 0
+        while start < len(words) and words[start] in GLOBAL_OPTIONS:
+            start += 1
+        self.verb = words[start] if start < len(words) else ""
+        # An agent's own `--json` in its command (run, guard) is not ours.
+        self.as_json = "--json" in _ours(words[start:])
         self.asks_help = any(w in ("-h", "--help") for w in words)
         self.continues = "--continue" in words  # a journal to finish before anything
 

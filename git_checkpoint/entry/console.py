@@ -2,7 +2,8 @@
 
 `save`, `restore` and `undo` in their common forms run without loading click
 (fastcli.py); the rest go through cli.py. Both print, load their context and fail
-through here, so the two paths say the same things.
+through here, so the two paths say the same things. The long outputs (`diff`, `show`,
+`log`, `review`) go through the user's pager on a terminal, chosen as git chooses it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..core.errors import CheckpointError
 from ..core.interrupts import RestoreInterrupted, interrupt_once
+from ..core.text import follow_quote_path
 
 if TYPE_CHECKING:
+    import subprocess
+
     from ..app.context import Context
     from ..fast.prescan import Prescan
+    from ..gitcore.repo import Repo
 
 
 class Result(Protocol):
@@ -53,7 +58,91 @@ def say_err(line: str) -> None:
 
 
 def use_color(stream: Any) -> bool:
-    return "NO_COLOR" not in os.environ and _terminal(stream)
+    """Colour on a terminal, and on stdout into a pager (ours, or the one git started for
+    `git -p checkpoint` or pager.checkpoint), as git colours into its pager."""
+    if "NO_COLOR" in os.environ:
+        return False
+    return _terminal(stream) or (stream is sys.stdout and _pager_in_use())
+
+
+# What git sets for its pager when the user has not (git's core default PAGER_ENV).
+PAGER_ENV = {"LESS": "FRX", "LV": "-c"}
+# The pager this process started (page): exit_now closes its pipe and waits for it.
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def _pager_in_use() -> bool:
+    """GIT_PAGER_IN_USE, as git reads it: set by the git that started a pager (ours, or a
+    parent's `git -p`), so that nothing under it starts a second."""
+    from ..gitcore.formats import config_bool
+
+    return config_bool(os.environ.get("GIT_PAGER_IN_USE", "false")) is True
+
+
+def pager_command(repo: Repo) -> str | None:
+    """The pager git would start for `git checkpoint` here (git's git_pager), None for
+    none: only for a terminal, never under another pager; GIT_PAGER, else
+    pager.checkpoint when it names a command, else core.pager, else PAGER, else less;
+    `cat` or an empty one is none, and so is pager.checkpoint=false (as `git
+    checkpoint` with it runs us with GIT_PAGER=cat, as `--no-pager` does)."""
+    from ..gitcore.formats import config_bool
+
+    if not _terminal(sys.stdout) or _pager_in_use():
+        return None
+    per_command = repo.config_value("pager.checkpoint")
+    wanted = config_bool(per_command) if per_command is not None else None
+    if wanted is False:
+        return None
+    command = os.environ.get("GIT_PAGER")
+    if command is None:
+        named = per_command if per_command is not None and wanted is None else None
+        command = named if named is not None else repo.config_value("core.pager")
+    if command is None:
+        command = os.environ.get("PAGER", "less")
+    return None if command in ("", "cat") else command
+
+
+def page(ctx: Context, as_json: bool) -> None:
+    """Send what this command prints from now on through the pager (pager_command), as
+    git does for its own diff, show and log: the pager reads stdout, and stderr when
+    that is the terminal too; exit_now waits for it. Nothing under --json."""
+    import subprocess
+
+    command = None if as_json else pager_command(ctx.repo)
+    if command is None:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    env = {**PAGER_ENV, **os.environ}
+    env.pop("GIT_PAGER_IN_USE", None)  # (git unsets it for the pager itself)
+    try:
+        pager = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:  # no /bin/sh: the output comes as it would without a pager
+        return
+    assert pager.stdin is not None
+    os.environ["GIT_PAGER_IN_USE"] = "true"  # for our children, as git sets it
+    if _terminal(sys.stderr):
+        os.dup2(pager.stdin.fileno(), 2)
+    os.dup2(pager.stdin.fileno(), 1)
+    pager.stdin.close()
+    _STARTED.append(pager)
+
+
+def _wait_for_pager() -> None:
+    """End the pager's input and wait until the user leaves it (a Ctrl-C meanwhile is
+    the pager's), so the shell gets the terminal back only then."""
+    if not _STARTED:
+        return
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):  # the pipe's last write ends: the pager sees the end
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    while _STARTED:
+        _STARTED.pop().wait()
 
 
 _COLORS = {
@@ -122,6 +211,7 @@ def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Contex
     from ..fast import quickstate
 
     ctx = load_context(tolerant=tolerant, prescan=prescan)
+    follow_quote_path(ctx.repo.quotes_paths())
     ctx.repo.on_lock_wait.append(lambda line: say_err(f"note: {line}"))
     if ctx.config_problem:
         say_err(f"warning: {ctx.config_problem}; using the default settings")
@@ -149,6 +239,14 @@ def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Contex
                 "`git checkpoint restore --continue` to finish it or `git checkpoint undo`"
             )
     return ctx
+
+
+def below_top(root: Path, path: str) -> str:
+    """A path given as git takes pathspecs (from the current folder), from the top of the
+    work tree; the current folder's own links are followed, the path's are not."""
+    here = os.path.realpath(os.getcwd())
+    full = os.path.normpath(os.path.join(here, path))
+    return os.path.relpath(full, os.path.realpath(root)).replace(os.sep, "/")
 
 
 def from_cwd(root: Path, path: str) -> str:
@@ -305,4 +403,5 @@ def exit_now(code: int, cleanup: Callable[[], None] | None = None) -> NoReturn:
                 with contextlib.suppress(OSError, ValueError):
                     sys.stderr.write(f"git checkpoint: cannot write the output: {exc}\n")
                     sys.stderr.flush()
+    _wait_for_pager()
     os._exit(code)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cmdline import CommandLine
-from .console import context, emit, from_cwd, slow_notice
+from .console import below_top, context, emit, from_cwd, slow_notice
 
 if TYPE_CHECKING:
     from ..fast.prescan import Prescan
@@ -33,8 +33,12 @@ _RESTORE: _Spec = {
     "--dry-run": ("dry_run", False, False),
     "--move-head": ("move_head", False, False),
     "--keep-head": ("keep_head", False, False),
+    "--before-turn": ("before_turn", True, False),
+    "--session": ("session", True, False),
     "--json": ("as_json", False, False),
 }
+# Values click reads as whole numbers of at least 1 (anything else: click's to say).
+_COUNTS = {"before_turn"}
 _UNDO: _Spec = {
     "--task": ("task", True, False),
     "--move-head": ("move_head", False, False),
@@ -56,6 +60,8 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "dry_run": False,
         "move_head": False,
         "keep_head": False,
+        "before_turn": None,
+        "session": None,
         "as_json": False,
     },
     "undo": {"task": None, "move_head": False, "keep_head": False, "as_json": False},
@@ -113,7 +119,11 @@ def parse(cmdline: CommandLine) -> Call | None:
             return None  # click: "Option requires an argument"
         if value.startswith("-"):
             return None  # click would take it as the value; this reader does not guess
-        if repeats:
+        if param in _COUNTS:
+            if not (value.isascii() and value.isdigit()) or int(value) < 1:
+                return None
+            params[param] = int(value)
+        elif repeats:
             params[param] = (*params[param], value)
         else:
             params[param] = value
@@ -170,16 +180,23 @@ def restore(
     resume: bool,
     as_json: bool,
     prescan: Prescan | None = None,
+    before_turn: int | None = None,
+    session: str | None = None,
+    paths: tuple[str, ...] = (),
 ) -> int:
     from ..app import restore as cmd
 
+    ctx = context(tolerant=True, prescan=prescan)
     result = cmd.run(
-        context(tolerant=True, prescan=prescan),
+        ctx,
         checkpoint,
         dry_run=dry_run,
         move_head=move_head,
         keep_head=keep_head,
         resume=resume,
+        before_turn=before_turn,
+        session=session,
+        paths=tuple(below_top(ctx.repo.root, p) for p in paths),
     )
     return emit(result, as_json)
 

@@ -40,13 +40,15 @@ STATUS_ARGV = (
 # The index's marks (assume-unchanged, skip-worktree).
 FLAGGED_ARGV = ("ls-files", "-v", "-z")
 # The git config a save reads, compared as read by the hook's quick check; gc.* and
-# maintenance.auto say when git's auto maintenance would act.
+# maintenance.auto say when git's auto maintenance would act; core.quotePath, core.pager
+# and pager.checkpoint say how the commands print, as git would.
 CONFIG_PATTERN = (
     r"^(checkpoint\.|remote\.origin\.url$|core\.ignorecase$|core\.autocrlf$"
     r"|core\.sharedrepository$|extensions\.objectformat$"
     r"|(user|author|committer)\.(name|email)$|user\.useconfigonly$|commit\.gpgsign$"
     r"|i18n\.commitencoding$|core\.(loose)?compression$"
-    r"|gc\.auto$|gc\.autopacklimit$|maintenance\.auto$)"
+    r"|gc\.auto$|gc\.autopacklimit$|maintenance\.auto$"
+    r"|core\.quotepath$|core\.pager$|pager\.checkpoint$)"
 )
 CONFIG_ARGV = ("config", "-z", "--get-regexp", CONFIG_PATTERN)
 
@@ -76,6 +78,20 @@ def canonical_mode(mode: int) -> int:
 def nul_split(out: bytes) -> list[str]:
     """The paths of a `-z` listing."""
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def config_bool(value: str) -> bool | None:
+    """A config value read as git reads a boolean (git_parse_maybe_bool): None when it
+    is none (a pager.<cmd> that names a command, a typo)."""
+    word = value.strip().lower()
+    if word in ("true", "yes", "on"):
+        return True
+    if word in ("false", "no", "off", ""):
+        return False
+    try:
+        return int(word, 0) != 0
+    except ValueError:
+        return None
 
 
 def parse_config(out: bytes) -> list[tuple[str, str]]:

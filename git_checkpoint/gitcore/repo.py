@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import GitFailed, UsageError
 from . import locate
-from .formats import CONFIG_PATTERN, ZERO_OID, parse_config
+from .formats import CONFIG_PATTERN, ZERO_OID, config_bool, parse_config
 from .spawn import child_env, link_or_copy, private_folder, remove_folder
 
 if TYPE_CHECKING:
@@ -52,6 +52,9 @@ def run_git(
     `pass_fds`: descriptors the child inherits (the checkpoint lock, Repo.lock_fds).
     """
     full_env = child_env(env)
+    # Its output is ours to print, never a pager's: under `git -p checkpoint` git would
+    # colour it for the pager it started.
+    full_env.pop("GIT_PAGER_IN_USE", None)
     try:
         child = subprocess.Popen(
             ["git", *argv],
@@ -62,8 +65,9 @@ def run_git(
             env=full_env,
             pass_fds=tuple(pass_fds),
         )
-    except OSError as exc:  # git missing, cwd gone
-        raise GitFailed(argv, 127, str(exc)) from exc
+    except OSError as exc:  # git missing, cwd gone: named as a path, not a Path's repr
+        where = f": {os.fsdecode(exc.filename)}" if exc.filename is not None else ""
+        raise GitFailed(argv, 127, f"{exc.strerror or exc}{where}") from exc
     with child:
         try:
             out, err = child.communicate(stdin)
@@ -76,6 +80,17 @@ def run_git(
     if check and proc.returncode != 0:
         raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
     return proc
+
+
+def _current_folder() -> Path:
+    """The current folder; one that was removed is named by the shell's $PWD."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise UsageError(
+            f"the current folder was removed: {os.environ.get('PWD') or '.'}; "
+            "cd into the work tree and run it again"
+        ) from None
 
 
 def run_git_quietly(argv: list[str], cwd: str | Path) -> None:
@@ -166,7 +181,9 @@ class Repo:
     @classmethod
     def discover(cls, cwd: str | Path | None = None, *, user_env: bool = True) -> Repo:
         """The repository of `cwd`; `user_env`: honour the user's GIT_DIR/GIT_WORK_TREE."""
-        where = Path(cwd) if cwd is not None else Path.cwd()
+        where = Path(cwd) if cwd is not None else _current_folder()
+        if not where.is_dir():
+            raise UsageError(f"{'not a folder' if where.exists() else 'no such folder'}: {where}")
         known = locate.confirmed(str(where)) if user_env else None
         if known is not None:
             root, git_dir, common = (Path(p) for p in known)
@@ -193,6 +210,8 @@ class Repo:
             raise UsageError(f"not inside a git work tree (a bare repository?): {where}")
         root, git_dir, common = (Path(x) for x in lines)
         if inherited:
+            if not root.is_dir():  # GIT_WORK_TREE names a folder git does not check
+                raise UsageError(f"no such folder: {root} (GIT_WORK_TREE)")
             plain = run_git(["rev-parse", "--absolute-git-dir"], root, check=False)
             if Path(plain.stdout.decode().strip()) != git_dir:
                 raise UsageError(
@@ -358,6 +377,18 @@ class Repo:
     def origin_url(self) -> str | None:
         urls = [v for k, v in self._config if k == "remote.origin.url"]
         return urls[-1] if urls else None
+
+    def config_value(self, key: str) -> str | None:
+        """The value git gives `key` (lowercase; one CONFIG_PATTERN reads): the last one
+        set, None when it is not."""
+        values = [v for k, v in self._config if k == key]
+        return values[-1] if values else None
+
+    def quotes_paths(self) -> bool:
+        """core.quotePath: whether names are printed with their bytes outside ASCII in
+        octal (git's default, and what a value git would refuse reads as)."""
+        value = self.config_value("core.quotepath")
+        return value is None or config_bool(value) is not False
 
     def store_trees(self, trees: Mapping[str, bytes], top: str) -> bool:
         """Write trees (id -> body; `top` holds all the others) as loose objects, as

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -229,7 +230,7 @@ class _Loop:
             "CHECKPOINT_FEEDBACK": feedback,
         }
         try:
-            log(f"attempt {k}/{self.request.attempts}: {' '.join(self.request.argv)}")
+            log(f"attempt {k}/{self.request.attempts}: {shlex.join(self.request.argv)}")
             code = self._run_agent(env)
             if code != 0:
                 log(f"agent exited with {code}")
@@ -358,6 +359,11 @@ class _Loop:
         self.done.append(Attempt(k, code, results, True, attempt.id))
         oplog.log_event(repo, "run", task=task, attempt=k, result="passed", checkpoint=attempt.id)
         promoted = attempt.id if status == "promoted" else None
+        tries = f"{k} attempt{'s' if k != 1 else ''}"
+        if promoted:
+            self.log(f"done: {attempt.id} promoted after {tries}; the workspace is {attempt.id}")
+        else:
+            self.log(f"done: {attempt.id} passed after {tries} but is {status}; not promoted")
         return self._outcome(promoted=promoted, interrupted=False, exit_code=0 if promoted else 1)
 
     def _failed(self, tried: _Tried, failing: VerifierResult) -> None:
@@ -380,6 +386,16 @@ class _Loop:
         feedback = write_feedback(repo, task, k, rollback.id)
         with _explained(log, k, self.hint), locked(repo, config.lock_timeout):
             report = restore_to(repo, config, task, rollback, move_head=True)
+            oplog.log_event(
+                repo,
+                "rollback",
+                task=task,
+                attempt=k,
+                checkpoint=rollback.id,
+                safety=report.safety_checkpoint,
+                written=len(report.brought_back),
+                removed=len(report.removed),
+            )
         log(
             f"restored {rollback.id}: {len(report.brought_back)} written back, "
             f"{len(report.removed)} removed (failed attempt kept as {attempt.id})"
@@ -403,7 +419,8 @@ class _Loop:
                 f"(exit {failing.exit_code}); see {feedback}"
             )
         else:
-            log(f"all {attempts} attempts failed; workspace is at {rollback.id}")
+            failed = "the attempt" if attempts == 1 else f"all {attempts} attempts"
+            log(f"{failed} failed; workspace is at {rollback.id}")
             resume = f"git checkpoint resume{task_option(repo, config, task)}"
             record = tasks.load_task(repo, task)
             log(f"next action: {record.next_move or f'read `{resume}` and fix {failing.name}'}")

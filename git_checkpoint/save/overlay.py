@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..config.model import DEFAULT_EXCLUDE, SECRET_PATTERNS, SECRET_TEMPLATES, Config
 from ..core.errors import Refused
-from ..core.text import quote_path
+from ..core.text import counted, quote_path
 from ..fast.quickstate import include_argv
 from ..gitcore import indexfile
 from ..gitcore.pathrules import git_refuses_path
@@ -307,8 +307,8 @@ def refusal(overlay: Overlay, cfg: Config) -> Refused | None:
     largest = ", ".join(o.describe() for o in over[:3])
     lines = ", ".join(o.exclude for o in over[:3] if o.exclude)
     return Refused(
-        f"overlay too large: {files} untracked files, {human_size(total)} "
-        f"(limit {cfg.overlay_max_files} files, {human_size(cfg.overlay_max_bytes)}; "
+        f"overlay too large: {counted(files, 'untracked file')}, {human_size(total)} "
+        f"(limit {counted(cfg.overlay_max_files, 'file')}, {human_size(cfg.overlay_max_bytes)}; "
         f"limits.on_exceed: refuse): largest: {largest}; "
         f"add `untracked.exclude: [{lines}]` to .checkpoint.yaml"
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import UsageError
+from ..core.text import counted
 from ..gitcore.repo import Repo
 from .manifest import parse_manifest
 
@@ -288,7 +289,8 @@ def resolve(repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = 
             normal = [c for c in mine if not c.is_safety]
             if back < len(normal):
                 return _trusted(normal[-1 - back])
-            raise UsageError(f"no checkpoint {name} in task {task!r} ({len(normal)} checkpoints)")
+            held = counted(len(normal), "checkpoint")
+            raise UsageError(f"no checkpoint {name} in task {task!r} ({held})")
         found = [c for c in mine if c.id == name]
         if found:
             return _trusted(found[0])

@@ -22,7 +22,7 @@ def test_status_and_drift(repo: Repo) -> None:
     repo.cp("status", "--exit-code")
     repo.write("src/app.py", "changed\n")
     proc = repo.cp("status", "--exit-code", expect=1)
-    assert "drift since cp_001: 1 files" in proc.stdout and "src/app.py" in proc.stdout
+    assert "drift since cp_001: 1 file\n" in proc.stdout and "src/app.py" in proc.stdout
 
 
 def test_task_record_survives_restore(repo: Repo) -> None:

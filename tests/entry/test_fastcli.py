@@ -237,8 +237,10 @@ def test_every_line_the_reader_takes_reads_as_click_reads_it(command: str) -> No
     ],
 )
 def test_the_direct_and_the_click_path_print_the_same(
-    repo: Repo, tmp_path: Path, setup: str, args: tuple[str, ...]
+    repo: Repo, tmp_path: Path, setup: str, args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # One clock for both runs: a save a second later is another commit.
+    monkeypatch.setenv("GIT_CHECKPOINT_NOW", "2026-02-01T12:00:00Z")
     repo.write("new.txt", "new\n")
     repo.cp("save", "-m", "one")
     repo.write("new.txt", "changed\n")

@@ -23,7 +23,7 @@ def _leaves(group: click.Group, prefix: str = "") -> list[str]:
     for name, command in sorted(group.commands.items()):
         if isinstance(command, click.Group):
             out += _leaves(command, f"{prefix}{name} ")
-        elif name not in ("mcp", "guard"):  # mcp speaks JSON-RPC; guard runs its CMD as is
+        else:
             out.append(f"{prefix}{name}")
     return out
 
@@ -33,12 +33,12 @@ COMMANDS = _leaves(cli)
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_json_errors_are_one_object_on_stdout(repo: Repo, command: str) -> None:
+    """guard and run included: the options before their CMD are ours."""
     proc = repo.cp(*command.split(), "--json", "--no-such-option", expect=2)
     error = json.loads(proc.stdout)
     assert error["exit_code"] == 2
-    if command != "run":  # run passes unknown options to its command
-        assert "--no-such-option" in error["error"]
-        assert proc.stderr.strip().endswith("-h)")  # the hint says -h, as git does
+    assert "--no-such-option" in error["error"]
+    assert proc.stderr.strip().endswith("-h)")  # the hint says -h, as git does
 
 
 def test_json_domain_errors_carry_their_exit_code(repo: Repo, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ the server exits."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -23,26 +22,16 @@ mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from .mcp_session import payload  # noqa: E402
+from .mcp_session import session as client_session  # noqa: E402
+
 TOOLS = {"save", "list", "show", "diff", "restore", "undo", "verify", "status", "resume", "review"}
 
 
 def session(repo: Repo, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
     """Start the server as an agent would, make the calls in order; (tool names, results)."""
-    params = StdioServerParameters(
-        command="git", args=["checkpoint", "mcp"], cwd=str(repo.path), env=dict(os.environ)
-    )
-
-    async def main() -> tuple[set[str], list[Any]]:
-        async with Client(params, read_timeout_seconds=120) as client:
-            tools = {t.name for t in (await client.list_tools()).tools}
-            results = [await client.call_tool(name, args) for name, args in calls]
-            return tools, results
-
-    return anyio.run(main)
-
-
-def payload(result: Any) -> Any:
-    return json.loads(result.content[0].text)
+    tools, results = client_session(repo.path, calls)
+    return set(tools), results
 
 
 def test_save_restore_dry_run_then_real_then_undo(repo: Repo) -> None:
@@ -74,12 +63,19 @@ def test_save_restore_dry_run_then_real_then_undo(repo: Repo) -> None:
     )
     dry, _status = (payload(r) for r in results)
     assert dry["dry_run"] is True
-    assert sorted(dry["brought_back"]) == ["src/app.py"] and dry["removed"] == ["residue.tmp"]
+    assert (dry["would_bring_back"], dry["would_remove"]) == (["src/app.py"], ["residue.tmp"])
+    assert dry["brought_back"] == [] and dry["removed"] == []  # said as done: never
     assert (repo.path / "src/app.py").read_text() == "print('broken')\n"  # nothing written
+    assert dry == repo.cp_json("restore", "cp_001", "--dry-run")  # as the command says it
+    said = repo.cp("restore", "cp_001", "--dry-run").stdout.splitlines()
+    assert said[0] == "would restore main/cp_001: 1 to write, 1 to remove"
+    assert said[1:] == ["  would write: src/app.py", "  would remove: residue.tmp"]
 
     _, results = session(repo, [("restore", {"checkpoint": "cp_001", "dry_run": False})])
     real = payload(results[0])
     assert real["dry_run"] is False and real["safety_checkpoint"] == "main/cp_002"
+    assert (real["brought_back"], real["removed"]) == (["src/app.py"], ["residue.tmp"])
+    assert real["would_bring_back"] == [] and real["would_remove"] == []
     assert (repo.path / "src/app.py").read_text() == "print('saved')\n"
     assert not (repo.path / "residue.tmp").exists()
 
@@ -151,3 +147,18 @@ def test_a_verifier_leaving_a_detached_process_leaves_no_zombie(repo: Repo) -> N
     started = time.monotonic()
     assert anyio.run(main) == []
     assert time.monotonic() - started < 60
+
+
+def test_restore_of_some_paths_through_mcp(repo: Repo) -> None:
+    repo.write("src/app.py", "print('saved')\n")
+    repo.write("docs/a.md", "saved\n")
+    repo.cp("save", "-m", "before")
+    repo.write("src/app.py", "print('broken')\n")
+    repo.write("docs/a.md", "keep this edit\n")
+    _, results = session(
+        repo, [("restore", {"checkpoint": "cp_001", "paths": ["src"], "dry_run": False})]
+    )
+    done = payload(results[0])
+    assert done["brought_back"] == ["src/app.py"] and done["paths"] == ["src"]
+    assert (repo.path / "src/app.py").read_text() == "print('saved')\n"
+    assert (repo.path / "docs/a.md").read_text() == "keep this edit\n"

@@ -76,3 +76,33 @@ def test_verifier_names_from_notes_never_reach_the_terminal_raw(repo: Repo) -> N
     for args in (("show", "cp_001"), ("status",), ("resume",)):
         out = repo.cp(*args).stdout
         assert "\x1b" not in out and "\x07" not in out, (args, out)
+
+
+def test_the_attempt_is_quoted_as_a_shell_would_and_a_pass_ends_with_a_summary(
+    repo: Repo,
+) -> None:
+    configure(repo, verifier("unit", "grep -q b a.txt"))
+    proc = repo.cp("run", "--attempts", "2", "--", "sh", "-c", "echo b >> a.txt")
+    lines = proc.stdout.splitlines()
+    assert "attempt 1/2: sh -c 'echo b >> a.txt'" in lines
+    assert lines[-1] == "done: cp_002 promoted after 1 attempt; the workspace is cp_002"
+
+
+def test_each_rollback_is_in_the_operation_log(repo: Repo) -> None:
+    configure(repo, verifier("unit", "test -f fixed"))
+    proc = repo.cp("run", "--attempts", "2", "--", "sh", "-c", "echo $$ > try.txt", expect=1)
+    assert "all 2 attempts failed; workspace is at cp_001" in proc.stdout
+    events = repo.cp_json("log")["events"]
+    rollbacks = [e for e in events if e["op"] == "rollback"]
+    assert [(e["attempt"], e["checkpoint"]) for e in reversed(rollbacks)] == [
+        (1, "cp_001"),
+        (2, "cp_001"),
+    ]
+    assert all(e["safety"].startswith("main/cp_") for e in rollbacks)
+    assert "rollback" in repo.cp("log").stdout
+
+
+def test_one_failed_attempt_is_said_in_the_singular(repo: Repo) -> None:
+    configure(repo, verifier("unit", "test -f fixed"))
+    proc = repo.cp("run", "--attempts", "1", "--", "true", expect=1)
+    assert "the attempt failed; workspace is at cp_001" in proc.stdout
