@@ -15,6 +15,8 @@ checks that the workspace is what it should be.
     python bench/bench.py --sizes 1000,10000,100000 --repeat 5 \\
         --json docs/benchmark.json --markdown docs/benchmark.md --chart docs/benchmark.png
 
+`--real` measures pinned real projects instead (bench/real.py, with its own options).
+
 Standard library only (the chart needs matplotlib: the `bench` extra; without it, no chart).
 """
 
@@ -49,21 +51,29 @@ class Sample:
     rss_kb: int
     stdout: str
     stderr: str
+    cpu_ms: float = 0.0  # user + system time of the process and the children it waited for
 
 
 TIME = shutil.which("time", path="/usr/bin:/bin")
 
 
 def measure(
-    argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: bytes | None = None
+    argv: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    stdin: bytes | None = None,
+    gnu_time: bool = True,
 ) -> Sample:
     """Wall time of one run (spawn included, as a user or a hook pays it) and the peak
     RSS of the process and the children it waited for. A child forked from this (large)
     process starts with our RSS as its high-water mark, so the RSS comes from GNU time
-    (small) in front of the command when it is there, else from wait4 (an upper bound)."""
+    (small) in front of the command when it is there, else from wait4 (an upper bound).
+    `gnu_time=False`: the command alone, for timings of a few milliseconds that one more
+    process in front would blur (the RSS is then wait4's)."""
+    time_exe = TIME if gnu_time else None
     with tempfile.NamedTemporaryFile() as rss, tempfile.TemporaryFile() as out, \
             tempfile.TemporaryFile() as err:  # fmt: skip
-        prefix = [TIME, "-f", "%M", "-o", rss.name] if TIME else []
+        prefix = [time_exe, "-f", "%M", "-o", rss.name] if time_exe else []
         start = time.perf_counter()
         proc = subprocess.Popen(
             [*prefix, *argv],
@@ -81,7 +91,7 @@ def measure(
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        if TIME:
+        if time_exe:
             text = Path(rss.name).read_text().split()
             usage_kb = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
         else:
@@ -91,6 +101,7 @@ def measure(
             usage_kb,
             out.read().decode(errors="replace"),
             err.read().decode(errors="replace"),
+            (usage.ru_utime + usage.ru_stime) * 1000.0,
         )
     if proc.returncode != 0:
         raise BenchError(
@@ -135,6 +146,32 @@ def hermetic_env(home: Path, bin_dir: Path | None) -> dict[str, str]:
     if bin_dir is not None:
         env["PATH"] = str(bin_dir) + os.pathsep + env.get("PATH", "")
     return env
+
+
+def wait_for_gc(cwd: Path) -> None:
+    """Wait for a `gc --auto` that a timed command left running in the background
+    (maintenance.py), as it would finish between two agent turns: timed rounds never
+    share the machine with it."""
+    pidfile = cwd / ".git" / "gc.pid"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        try:
+            pid = int(pidfile.read_text().split()[0])
+            os.kill(pid, 0)
+        except (OSError, ValueError, IndexError):
+            return  # no gc.pid, or its gc is gone
+        time.sleep(0.1)
+
+
+def launcher_dir(use_path: bool) -> Path | None:
+    """The folder to put first on PATH: what install.sh installs beside the venv this
+    Python runs in (the launchers in <data>/bin, `python -IS`), else the venv's own
+    scripts; None with `use_path` or when neither is there (PATH decides)."""
+    beside = Path(sys.executable).parent
+    launchers = beside.parent.parent / "bin"
+    if (launchers / "git-checkpoint").exists():
+        beside = launchers
+    return None if use_path or not (beside / "git-checkpoint").exists() else beside
 
 
 @dataclass
@@ -236,18 +273,7 @@ class SizeBench:
             time.sleep(SETTLE_S)
 
     def gc_done(self) -> None:
-        """Wait for a `gc --auto` that a timed command left running in the background
-        (maintenance.py), as it would finish between two agent turns: timed rounds never
-        share the machine with it."""
-        pidfile = self.cwd / ".git" / "gc.pid"
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            try:
-                pid = int(pidfile.read_text().split()[0])
-                os.kill(pid, 0)
-            except (OSError, ValueError, IndexError):
-                return  # no gc.pid, or its gc is gone
-            time.sleep(0.1)
+        wait_for_gc(self.cwd)
 
     def agent_state(self, variant: str = "", wait: bool = False) -> None:
         """HEAD + the agent's change: 10 modified, 5 new untracked, 3 in the included,
@@ -592,6 +618,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="run the git-checkpoint found on PATH, not the one beside this Python",
     )
+    p.add_argument(
+        "--real",
+        action="store_true",
+        help="measure pinned real projects instead (bench/real.py; see its --help)",
+    )
     args = p.parse_args(argv)
     try:
         args.size_list = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -605,16 +636,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--real" in argv:  # the pinned real projects: bench/real.py, its own options
+        import real
+
+        return real.main([a for a in argv if a != "--real"])
     args = parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="git-checkpoint-bench-"))
-    # What install.sh installs beside the venv this Python runs in: the launchers
-    # (<data>/bin, `python -IS`), else the venv's own scripts.
-    beside = Path(sys.executable).parent
-    launchers = beside.parent.parent / "bin"
-    if (launchers / "git-checkpoint").exists():
-        beside = launchers
-    bin_dir = None if args.use_path or not (beside / "git-checkpoint").exists() else beside
-    env = hermetic_env(home, bin_dir)
+    env = hermetic_env(home, launcher_dir(args.use_path))
     cp_exe = shutil.which("git-checkpoint", path=env["PATH"])
     hook = shutil.which("git-checkpoint-hook", path=env["PATH"])
     if cp_exe is None:
@@ -657,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(home, ignore_errors=True)
     result = report.Result(
         machine=report.machine_line(cp_exe),
-        command="python bench/bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        command="python bench/bench.py " + " ".join(argv),
         loads=loads,
         repeat=args.repeat,
         rows=[r for b in benches for r in b.rows.values()],

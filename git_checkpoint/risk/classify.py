@@ -98,8 +98,8 @@ _REDIRECTS = frozenset((">", ">|", ">>", "&>", "&>>", ">&", "<", "<<", "<<-", "<
 _CLOBBERING = frozenset((">", ">|", "&>", ">&"))
 _HARMLESS_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 MAX_DEPTH = 8
-# Longer lines are not read (tokenizing costs ~2 µs a character, and the hook answers
-# within 100 ms); an agent's commands are a few hundred characters.
+# Longer lines are not read (tokenizing costs grow with the length, and the hook must
+# answer at once): an unread line is called risky; an agent's commands are far shorter.
 MAX_LINE = 32 * 1024
 # Words visited while judging one line: each wrapper (`env`, `sudo`, `xargs`…) judges
 # the words after it again, so `env env env …` costs the square of its length.

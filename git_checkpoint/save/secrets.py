@@ -12,8 +12,11 @@ A finding names file, line, kind and a fingerprint; the secret itself is never k
 from __future__ import annotations
 
 import bisect
+import contextlib
 import fnmatch
 import re
+import sys
+import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +30,26 @@ from ..storage.refs import Checkpoint, history
 from .capture import Snapshot
 
 MAX_BLOB_BYTES = 8 * 1024 * 1024  # bigger files are data, not source: not scanned
-# A superset of what detect-secrets' detectors match, run on lowercased text.
+# A superset of what detect-secrets' detectors match (1.5: each detector's own words,
+# prefixes and shapes), run on lowercased text, so that a line none could fire on never
+# loads them. The high-entropy detectors read only quoted strings, and no string of fewer
+# than 9 (hex, over 3.0 bits) or 23 (base64, over 4.5 bits) characters has the entropy
+# they ask for. tests/save/test_secret_scan.py checks the superset on real code.
 _CANDIDATE = re.compile(
-    r"key|pass|pwd|secret|token|auth|cred|contrase|private|bearer|ibm|softlayer|cloudant"
-    r"|[a-z0-9+/=_\-]{16,}|://[^\s/@]*@"
+    # Secret Keyword (its denylist), and the cloud detectors' own words
+    r"api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key"
+    r"|private|client_?key|db_?pass|database_?pass|key_?pass|passw|pwd|secret|contrase"
+    r"|aws|accountkey=|ibm|cloudant|softlayer|hmac"
+    # credentials in a URL; quoted strings a high-entropy detector reads
+    r"|://[^\s/@]*@|[\"'][0-9a-f]{9,}[\"']|[\"'][a-z0-9+/=_\\-]{23,}[\"']"
+    # tokens by their prefix or shape
+    r"|gh[pousr]_|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|gr1348941|eyj|-us\d"
+    r"|_authtoken|t3blbkfj|pypi-|sg\.|xox[abposr]-|hooks\.slack|sq0csp-|k_live_|\d{8,10}:"
+    r"|(?:ac|sk)[a-z0-9]{32}|[a-z0-9_-]{23,25}\.[a-z0-9_-]{6}\."
+)
+# The same for the detectors that tell case apart, on the text as it is.
+_CANDIDATE_CASED = re.compile(
+    r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}|AKC[a-zA-Z0-9]{10,}|AP[\dA-F][a-zA-Z0-9]{8,}"
 )
 # Detectors whose findings are not secrets for our purpose.
 _UNWANTED_PLUGINS = {"IPPublicDetector"}
@@ -68,29 +87,35 @@ class _Engine:
 
     def __init__(self) -> None:
         try:
-            from detect_secrets.core import scan
-            from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-            from detect_secrets.settings import (
-                cache_bust,
-                configure_settings_from_baseline,
-                get_plugins,
-            )
-            from detect_secrets.util.code_snippet import get_code_snippet
+            with _requests_unloaded():
+                from detect_secrets.core import scan
+                from detect_secrets.core.plugins.util import (
+                    get_mapping_from_secret_type_to_class,
+                )
+                from detect_secrets.settings import (
+                    cache_bust,
+                    configure_settings_from_baseline,
+                    get_plugins,
+                )
+                from detect_secrets.util.code_snippet import get_code_snippet
+
+                # Every detector and the default filters, as `default_settings()` sets
+                # them up (importing the detectors is what needs `requests`).
+                plugins: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+                cache_bust()
+                settings = configure_settings_from_baseline(
+                    {"plugins_used": [{"name": p.__name__} for p in plugins]}
+                )
+                found = get_plugins()
         except ImportError as exc:  # pragma: no cover - a broken install
             raise UsageError(
                 f"secret scanning needs detect-secrets ({exc}); reinstall git-checkpoint"
             ) from None
         self._scan: Any = scan
         self._snippet: Any = get_code_snippet
-        # Every detector and the default filters, as `default_settings()` sets them up.
-        plugins: list[Any] = list(get_mapping_from_secret_type_to_class().values())
-        cache_bust()
-        settings = configure_settings_from_baseline(
-            {"plugins_used": [{"name": p.__name__} for p in plugins]}
-        )
         # We scan blobs, not files on disk: a path need not exist in the work tree.
         settings.disable_filters("detect_secrets.filters.common.is_invalid_file")
-        self._plugins = [p for p in get_plugins() if type(p).__name__ not in _UNWANTED_PLUGINS]
+        self._plugins = [p for p in found if type(p).__name__ not in _UNWANTED_PLUGINS]
 
     def scan_lines(self, path: str, lines: list[str], numbers: list[int]) -> Iterator[Any]:
         scan, filtered = self._scan, self._scan._is_filtered_out
@@ -118,6 +143,34 @@ class _Engine:
                         yield secret
 
 
+class _Absent:
+    """What the stand-in `requests` gives for any name (see _requests_unloaded)."""
+
+    def __getattr__(self, name: str) -> type[_Absent]:
+        return _Absent
+
+
+@contextlib.contextmanager
+def _requests_unloaded() -> Iterator[None]:
+    """detect-secrets' detectors import `requests` for their `verify`, which asks the
+    secret's service whether it is live; we never verify (nothing leaves the machine),
+    and `requests` brings urllib3, ssl, email and http with it. While the detectors are
+    imported a stand-in answers for it, unless the real one is loaded already; it is
+    taken out afterwards, so a later `import requests` in this process gets the real
+    one."""
+    if "requests" in sys.modules:
+        yield
+        return
+    stand_in = types.ModuleType("requests", "a stand-in: detectors' verify is never called")
+    stand_in.__getattr__ = lambda name: _Absent  # type: ignore[method-assign]
+    sys.modules["requests"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
+
+
 _ENGINE: _Engine | None = None
 
 
@@ -131,15 +184,20 @@ def _engine() -> _Engine:
 def candidate_lines(text: str) -> list[int]:
     """1-based numbers of the lines a detector could fire on."""
     starts = [m.start() for m in re.finditer("\n", text)]
-    return sorted(
-        {bisect.bisect_left(starts, m.start()) + 1 for m in _CANDIDATE.finditer(text.lower())}
-    )
+    found = {bisect.bisect_left(starts, m.start()) + 1 for m in _CANDIDATE.finditer(text.lower())}
+    found |= {bisect.bisect_left(starts, m.start()) + 1 for m in _CANDIDATE_CASED.finditer(text)}
+    return sorted(found)
 
 
-def scan_text(path: str, data: bytes, old: bytes | None = None) -> list[tuple[int, str, str]]:
+def scan_text(
+    path: str, data: bytes, old: bytes | None = None, allow: Iterable[str] = ()
+) -> list[tuple[int, str, str]]:
     """(line, kind, fingerprint) of each secret in one file's bytes; binary files skipped.
-    Lines that `old` (the same file before) has too are not reported again.
+    Lines that `old` (the same file before) has too are not reported again. `allow`: the
+    `secrets.allow` entries, which are no secrets themselves where they are written (a
+    fingerprint reads as a hex string).
     """
+    listed = frozenset(allow)
     if len(data) > MAX_BLOB_BYTES or b"\0" in data[:8000]:
         return []
     text = data.decode("utf-8", "replace")
@@ -155,6 +213,8 @@ def scan_text(path: str, data: bytes, old: bytes | None = None) -> list[tuple[in
     kinds: dict[int, list[str]] = {}
     values: dict[int, set[str]] = {}
     for secret in _engine().scan_lines(path, lines, numbers):
+        if secret.secret_value in listed:
+            continue
         if secret.type not in kinds.setdefault(secret.line_number, []):
             kinds[secret.line_number].append(secret.type)
         values.setdefault(secret.line_number, set()).add(secret.secret_value or "")
@@ -330,7 +390,7 @@ def scan_tree_sets(
     for n, path, blob, old_blob, where in jobs:
         key = (path, blob, old_blob)
         if key not in results:
-            results[key] = scan_text(path, blobs.get(blob, b""), blobs.get(old_blob or ""))
+            results[key] = scan_text(path, blobs.get(blob, b""), blobs.get(old_blob or ""), allow)
         for line, kind, fp in results[key]:
             finding = Finding(path, line, kind, fp, where, items[n][0])
             if not allowed(finding, allow):

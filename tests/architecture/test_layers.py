@@ -28,9 +28,16 @@ RANKS = {
     "install": 8,
     "doctor": 9,
     "app": 10,
-    "entry": 11,
+    "api": 11,
+    "entry": 12,
 }
-TOP = {"git_checkpoint": "core", "__main__": "entry", "launch": "entry", "hook": "entry"}
+TOP = {
+    "git_checkpoint": "core",
+    "__main__": "entry",
+    "launch": "entry",
+    "hook": "entry",
+    "api": "api",
+}
 # The part of gitcore the hook path and the launcher may load: no subprocess, no pygit2.
 LIGHT_GITCORE = {"formats", "spawn", "locate", "pathrules", "loose", "indexfile"}
 # What the hook path (fast/, entry/hook.py at its top) may reach besides the standard
