@@ -329,27 +329,27 @@ def _push_notes(
     """Merge these notes over the remote's and push the result under a lease on what the
     remote had; when another push got there first, again from a fresh fetch. The
     checkpoints (commits) whose notes the remote lacked a line of: none when it had
-    every line already, and then nothing is pushed."""
+    every line already, and then nothing is pushed. A round is three git processes
+    (fetch, merge, push): a fleet pushing at once takes a round each."""
+    import pygit2
+
     root = temp_root("notes")
     ours, theirs = f"{root}ours", f"{root}theirs"
+    base = _notes_commit(repo, blobs)
+    refs = repo.odb.references
     try:
         for attempt in range(NOTES_ATTEMPTS):
             if attempt:
                 time.sleep(random.uniform(0, NOTES_PAUSE * min(attempt, 20)))
-            remote_notes = remote_checkpoint_refs(repo, url).get(NOTES_REF)
-            repo.git("update-ref", ours, _notes_commit(repo, blobs))
+            remote_notes = _fetch_notes(repo, url, theirs)
+            refs.create(ours, pygit2.Oid(hex=base), force=True)
             changed = set(blobs)
             if remote_notes is not None:
-                repo.git(
-                    "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--refmap=", url,
-                    f"+{NOTES_REF}:{theirs}",
-                )  # fmt: skip
                 merge_notes(repo, ours, theirs)
-                if repo.resolve_ref(f"{ours}^{{tree}}") == repo.resolve_ref(f"{theirs}^{{tree}}"):
+                merged, had = (refs[r].peel(pygit2.Commit) for r in (ours, theirs))
+                if merged.tree_id == had.tree_id:
                     return set()  # the remote has every line already
-                had = _note_blobs(repo, blobs, theirs)
-                merged = _note_blobs(repo, blobs, ours)
-                changed = {commit for commit in blobs if merged.get(commit) != had.get(commit)}
+                changed = {c for c in blobs if _note_id(repo, c, ours) != _note_id(repo, c, theirs)}
                 if not changed:  # the same notes, another fan-out
                     return set()
             lease = f"--force-with-lease={NOTES_REF}:{remote_notes or ''}"
@@ -366,6 +366,28 @@ def _push_notes(
         f"the checkpoints are on {remote}, but their notes could not be merged into "
         f"{remote}'s: it changed on each of {NOTES_ATTEMPTS} tries; push again"
     )
+
+
+def _fetch_notes(repo: Repo, url: str, into: str) -> str | None:
+    """The remote's notes commit, fetched into `into`; None when it has no notes."""
+    proc = repo.run(
+        ["fetch", "-q", "--no-tags", "--no-write-fetch-head", "--refmap=", url,
+         f"+{NOTES_REF}:{into}"],
+        check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        said = proc.stderr.decode("utf-8", "replace")
+        if "couldn't find remote ref" in said:
+            return None
+        raise GitFailed(["fetch", url, NOTES_REF], proc.returncode, said)
+    return str(repo.odb.references[into].target)
+
+
+def _note_id(repo: Repo, commit: str, ref: str) -> str | None:
+    try:
+        return str(repo.odb.lookup_note(commit, ref).id)
+    except KeyError:
+        return None
 
 
 def _short(refs: Iterable[str]) -> list[str]:
@@ -482,13 +504,15 @@ def fetch(repo: Repo, remote: str, *, progress: Progress, prune: bool = False) -
         if repo.resolve_ref(notes_tmp) is not None:
             progress(f"merging {remote}'s notes")
             notes_before = repo.resolve_ref(NOTES_REF)
+            # Before the merge: killed between the two, a forged date would stand for good
+            # (the next fetch finds those lines merged already).
+            record_fetched(repo, notes_before, repo.resolve_ref(notes_tmp))
             merge_notes(repo, NOTES_REF, notes_tmp)
             notes_after = repo.resolve_ref(NOTES_REF)
             # A merge commit is made even when nothing new came: compare what they hold.
             merged = notes_after != notes_before and repo.resolve_ref(
                 f"{notes_after}^{{tree}}"
             ) != (repo.resolve_ref(f"{notes_before}^{{tree}}") if notes_before else None)
-            record_fetched(repo, notes_before, notes_after)
     finally:
         _drop_root(repo, root)
 
@@ -562,7 +586,7 @@ def _fetch_checked(repo: Repo, remote: str, there: dict[str, str], local_root: s
             raise
     wanted = [r for r in sorted(there) if r != NOTES_REF and not checkpoint_name_problem(r)]
     refused: list[str] = []
-    groups = [wanted]
+    groups = [wanted] if wanted else []  # (none: what failed is named as no checkpoint)
     while groups:
         group = groups.pop()
         try:

@@ -37,8 +37,8 @@ def _machines(first: Repo, url: str, count: int, tmp_path: Path) -> list[Repo]:
     """`count` clones of the remote, each with a prefix of its own, a checkpoint and a
     verifier's result on it."""
     template = clone(url, tmp_path / "template")
-    machines = []
-    for i in range(count):
+
+    def machine(i: int) -> Repo:
         path = tmp_path / f"runner-{i}"
         shutil.copytree(template.path, path, symlinks=True)
         m = Repo(path)
@@ -46,8 +46,10 @@ def _machines(first: Repo, url: str, count: int, tmp_path: Path) -> list[Repo]:
         m.write("src/app.py", f"print({i})\n")
         m.cp("save", "-m", f"runner {i}")
         m.cp("verify")
-        machines.append(m)
-    return machines
+        return m
+
+    with ThreadPoolExecutor(max_workers=4) as pool:  # (set up side by side; they push at once)
+        return list(pool.map(machine, range(count)))
 
 
 @pytest.mark.parametrize("count", [8, 32])
