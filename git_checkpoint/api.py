@@ -17,8 +17,11 @@ wait for each other's lock, as commands do.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .app.bisect import BisectResult
@@ -74,8 +77,28 @@ Where = str | Path
 
 
 def _context(repo: Where, *, tolerant: bool = False, handle_signals: bool = False) -> Context:
+    if handle_signals and threading.current_thread() is not threading.main_thread():
+        raise UsageError(
+            "handle_signals=True takes the process's signals: only the main thread can"
+        )
     ctx = load_context(repo, tolerant=tolerant)
     return dataclasses.replace(ctx, long_lived=True, handle_signals=handle_signals)
+
+
+@contextlib.contextmanager
+def _signals_kept(taken: bool) -> Iterator[None]:
+    """The caller's handlers of SIGINT, SIGTERM and SIGHUP back once the call is over:
+    a stop leaves them ignored, as a command on its way out wants them, not a program."""
+    if not taken:
+        yield
+        return
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            if handler is not None:  # (None: set outside Python, left as it is)
+                signal.signal(sig, handler)
 
 
 def save(
@@ -209,7 +232,8 @@ def verify(
     from .app import verify as verb
 
     ctx = _context(repo, handle_signals=handle_signals)
-    return verb.run(ctx, checkpoint, only=tuple(verifiers), progress=progress or _quiet)
+    with _signals_kept(handle_signals):
+        return verb.run(ctx, checkpoint, only=tuple(verifiers), progress=progress or _quiet)
 
 
 def promote(
@@ -267,7 +291,8 @@ def bisect(
     from .app.bisect import bisect as verb
 
     ctx = _context(repo, handle_signals=handle_signals)
-    return verb(ctx, good, bad, verifier=verifier, task=task, progress=progress or _quiet)
+    with _signals_kept(handle_signals):
+        return verb(ctx, good, bad, verifier=verifier, task=task, progress=progress or _quiet)
 
 
 def _quiet(line: str) -> None:

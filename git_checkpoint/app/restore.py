@@ -65,10 +65,16 @@ def run(
                 task=task,
                 checkpoint=report.checkpoint,
                 safety=report.safety_checkpoint,
-                **({"paths": list(paths)} if paths else {}),
+                **({"paths": [_loggable(p) for p in paths]} if paths else {}),
                 written=len(report.brought_back),
                 removed=len(report.removed),
                 resumed=resume,
             )
     maintenance.after(repo)
     return report
+
+
+def _loggable(path: str) -> str:
+    """`path` as the log's UTF-8 text can hold it: bytes of a name that are not UTF-8
+    replaced, as --json prints them."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -15,7 +15,7 @@ import sys
 from ..core import preload
 from ..core.text import one_line
 from ..fast import hook, turns
-from ..gitcore.locate import find_repo
+from ..gitcore.locate import Paths, find_repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -191,6 +191,8 @@ def _auto_save(
 
     found = check(cwd, while_scanning=lambda: preload.start(*SAVE_MODULES))
     paths = found.paths if found is not None else find_repo(cwd)
+    if paths is None and session is not None:  # GIT_DIR or the like: git knows where
+        paths = _asked_git(cwd)
     turn = None
     if session is not None and paths is not None:
         current = turns.current_turn(paths.common_dir, session)
@@ -215,6 +217,19 @@ def _auto_save(
     )
     start_turn(saved.checkpoint.ref, saved.checkpoint.commit)
     return saved
+
+
+def _asked_git(cwd: str) -> Paths | None:
+    """Where git finds the repository of `cwd` when the walk up cannot say (GIT_DIR and
+    the like set): the session's turns are kept there as with any other hook call."""
+    from ..core.errors import CheckpointError
+    from ..gitcore.repo import Repo
+
+    try:
+        repo = Repo.discover(cwd)
+    except CheckpointError:
+        return None  # (the save says why)
+    return Paths(str(repo.root), str(repo.git_dir), str(repo.common_dir))
 
 
 def _say(line: str) -> None:

@@ -40,7 +40,13 @@ def _printable(text: str) -> str:
 
 
 def _path(common_dir: str, agent: str, sid: str) -> str:
-    name = _UNSAFE.sub("_", f"{agent}-{sid}")[:200]
+    given = f"{agent}-{sid}"
+    name = _UNSAFE.sub("_", given)[:200]
+    if name != given:  # ids that differ only where they were made safe ("a/b", "a_b")
+        import hashlib
+
+        digest = hashlib.sha256(given.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        name = f"{name[:180]}-{digest}"
     return os.path.join(common_dir, *FOLDER, f"{name}.jsonl")
 
 
@@ -61,7 +67,8 @@ def _turns_in(path: str) -> list[dict[str, Any]]:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and isinstance(record.get("turn"), int):
+        number = record.get("turn") if isinstance(record, dict) else None
+        if isinstance(number, int) and not isinstance(number, bool):
             turns.append(record)
     return turns
 

@@ -5,7 +5,9 @@ The restore then runs as any restore does, towards a target made of both: its ma
 set is those paths, so nothing else is written, removed or staged, and its safety
 checkpoint (the whole workspace, as always) is what `undo` goes back to. The target is
 built from the very snapshot the restore's plan is made from, so a file changed outside
-the paths meanwhile is never put back.
+the paths meanwhile is never put back. The checkpoint is checked whole first, as a whole
+restore checks it; a path below what the workspace holds as a file, a symlink or a
+submodule is refused (restoring it would remove that, outside the paths).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
-from ..core.errors import UsageError
+from ..core.errors import Refused, UsageError
+from ..gitcore.formats import GITLINK_MODE, SYMLINK_MODE, TREE_MODE
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot
-from ..storage.commits import trees_of
+from ..storage.commits import ours_for_sure, trees_of
 from ..storage.refs import Checkpoint
+from .checks import check_overlay, check_tree
+from .plan import TreeView, _readable_trees
 
 
 def clean_paths(paths: Iterable[str]) -> tuple[str, ...]:
@@ -39,7 +44,30 @@ def clean_paths(paths: Iterable[str]) -> tuple[str, ...]:
 
 
 def _within(path: str, limits: tuple[str, ...]) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in limits)
+    return any(p == "." or path == p or path.startswith(p + "/") for p in limits)
+
+
+def _in_the_way(odb: Any, trees: Iterable[str | None], paths: Iterable[str]) -> tuple[str, str]:
+    """A folder above one of `paths` that the workspace holds as a file, a symlink or a
+    submodule (in any of `trees`): restoring below it would remove it, and it is outside
+    the paths. (path, what it is), or ("", "") when there is none."""
+    import pygit2
+
+    kinds = {SYMLINK_MODE: "symlink", GITLINK_MODE: "submodule"}
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            above = "/".join(parts[:depth])
+            for tree in trees:
+                if not tree:
+                    continue
+                try:
+                    entry = odb[tree].peel(pygit2.Tree)[above]
+                except KeyError:
+                    continue
+                if entry.filemode != TREE_MODE:
+                    return above, kinds.get(entry.filemode, "file")
+    return "", ""
 
 
 def limited_target(
@@ -51,6 +79,7 @@ def limited_target(
 
     odb = repo.odb
     target_index, target_overlay = trees_of(repo, target)
+    _check_whole(repo, current, target, target_index, target_overlay)
     pairs = {
         "worktree": (current.worktree_tree, target.worktree_tree),
         "index": (current.index_tree, target_index),
@@ -58,6 +87,7 @@ def limited_target(
     }
     trees: dict[str, str | None] = {}
     matched: set[str] = set()
+    found_there: set[str] = set()  # the paths the checkpoint has something at or below
     for kind, (mine, theirs) in pairs.items():
         index = pygit2.Index()
         if mine:
@@ -67,13 +97,26 @@ def limited_target(
             index.remove(entry.path)
         if theirs:
             source = pygit2.Index()
-            source.read_tree(odb[theirs].peel(pygit2.Tree))
+            try:
+                source.read_tree(odb[theirs].peel(pygit2.Tree))
+            except pygit2.GitError as exc:  # a name git would not check out ("..", ".git")
+                raise Refused(f"unsafe checkpoint {target.name}: malformed tree ({exc})") from None
             for entry in source:
                 if _within(entry.path, paths):
                     matched.update(p for p in paths if _within(entry.path, (p,)))
+                    found_there.update(p for p in paths if _within(entry.path, (p,)))
                     index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
         written = str(index.write_tree(odb))
         trees[kind] = None if kind == "overlay" and len(index) == 0 else written
+    brought = [p for p in paths if p in found_there]
+    above, what = _in_the_way(
+        odb, (current.worktree_tree, current.index_tree, current.overlay_tree), brought
+    )
+    if above:
+        raise Refused(
+            f"not restoring below {above!r}: it is a {what} in the workspace and a folder "
+            f"in {target.name}; restore {above!r} itself to replace it"
+        )
     missing = [p for p in paths if p != "." and p not in matched]
     if missing:
         raise UsageError(
@@ -112,6 +155,21 @@ def limited_target(
         manifest=manifest,
         problem=None,
     )
+
+
+def _check_whole(
+    repo: Repo, current: Snapshot, target: Checkpoint, index_tree: str, overlay_tree: str | None
+) -> None:
+    """The checkpoint checked whole, as a restore of all of it is, before a part of it is
+    taken: the parts are rewritten by libgit2, which would pass a crafted tree (a name
+    twice, out of order, with a slash) off as sound."""
+    with _readable_trees(target):
+        if not ours_for_sure(repo, target):
+            check_tree(repo.objects, target.worktree_tree, current.worktree_tree)
+            check_tree(repo.objects, index_tree, current.index_tree)
+            check_tree(repo.objects, overlay_tree, current.overlay_tree)
+        view = TreeView(repo.objects, target.worktree_tree, overlay_tree)
+        check_overlay(target.name, view.overlay, view.tracked)
 
 
 def _manifest(given: dict[str, Any], current: Snapshot, paths: tuple[str, ...]) -> dict[str, Any]:

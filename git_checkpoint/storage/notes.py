@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import GitFailed
 from ..core.records import append_json_line, json_lines, now_iso
+from ..gitcore.formats import EXECUTABLE_MODE, FILE_MODE, SYMLINK_MODE
 from ..gitcore.repo import Repo
 
 NOTES_REF = "refs/notes/checkpoints"
@@ -81,9 +82,9 @@ def _seen_late(repo: Repo) -> _SeenLate | None:
 
 
 def record_fetched(repo: Repo, before: str | None, after: str | None) -> int:
-    """After a fetch merged notes from `before` to `after` (notes commits): remember, for
-    each event it brought that is dated later than now, that it was seen now. Returns
-    how many. Reads only the notes the merge changed."""
+    """A fetch is merging the notes commit `after` into `before`: remember, for each
+    event it brings that is dated later than now, that it was seen now. Returns how
+    many. Reads only the notes that differ."""
     if after is None or after == before:
         return 0
     import pygit2
@@ -97,9 +98,9 @@ def record_fetched(repo: Repo, before: str | None, after: str | None) -> int:
     else:
         old_tree = odb[before].peel(pygit2.Tree)
         changed = [
-            (d.old_file.id if d.status != pygit2.enums.DeltaStatus.ADDED else None, d.new_file.id)
+            (d.old_file.id if _is_note(d.old_file.mode) else None, d.new_file.id)
             for d in old_tree.diff_to_tree(new_tree).deltas
-            if d.status != pygit2.enums.DeltaStatus.DELETED
+            if _is_note(d.new_file.mode)
         ]
     late = []
     for old, new in changed:
@@ -125,9 +126,15 @@ def _blobs(tree: Any) -> list[Any]:
     for entry in tree:
         if entry.type == pygit2.GIT_OBJECT_TREE:
             out.extend(_blobs(entry))
-        else:
+        elif _is_note(entry.filemode):
             out.append(entry.id)
     return out
+
+
+def _is_note(mode: int) -> bool:
+    """Whether a notes tree entry of this mode can be a note: a blob (a fetched notes
+    tree may hold a submodule entry, naming an object that is not here)."""
+    return mode in (FILE_MODE, EXECUTABLE_MODE, SYMLINK_MODE)
 
 
 def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, Any]:

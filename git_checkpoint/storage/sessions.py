@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..fast.turns import all_sessions, read_turns
+from ..gitcore.formats import is_oid
 from ..gitcore.repo import Repo
 from .refs import Checkpoint, load_checkpoints
 
@@ -47,7 +48,7 @@ def agent_sessions(repo: Repo) -> list[SessionSummary]:
             SessionSummary(
                 agent=key[0],
                 id=key[1],
-                turns=len(turns),
+                turns=len({t["turn"] for t in turns}),  # (two hooks of one prompt: one turn)
                 checkpoints=counts.pop(key, 0),
                 first_at=str(turns[0].get("at", "")),
                 last_at=str(turns[-1].get("at", "")),
@@ -100,14 +101,28 @@ def turn_before(repo: Repo, turn: int, session: str | None) -> Turn:
         )
     found = chosen[-1]
     turns = read_turns(str(repo.common_dir), found.agent, found.id)
-    for record in turns:
-        if record.get("turn") == turn:
+    records = [r for r in turns if r.get("turn") == turn]
+    for record in records:
+        commit = record.get("commit")
+        if isinstance(commit, str) and is_oid(commit):
             return Turn(
                 agent=found.agent,
                 session=found.id,
                 turn=turn,
                 at=str(record.get("at", "")),
-                commit=str(record.get("commit", "")),
+                commit=commit,
                 ref=str(record.get("ref", "")),
             )
-    raise UsageError(f"session {found.id} of {found.agent} has turns 1 to {len(turns)}, not {turn}")
+    if records:  # never the latest checkpoint in its place
+        raise UsageError(
+            f"turn {turn} of session {found.id} names no checkpoint "
+            "(its record under the repository's checkpoint/sessions/ is damaged)"
+        )
+    known = sorted({t["turn"] for t in turns})
+    if not known:
+        raise UsageError(f"session {found.id} of {found.agent} has no turns recorded")
+    if known[-1] - known[0] + 1 == len(known):
+        span = f"turns {known[0]} to {known[-1]}"
+    else:
+        span = "turns " + ", ".join(str(n) for n in known[:20])
+    raise UsageError(f"session {found.id} of {found.agent} has {span}, not {turn}")
