@@ -206,14 +206,20 @@ def check_whole_checkpoint(repo: Repo, target: Checkpoint) -> None:
 
 
 def plan_restore(
-    repo: Repo, current: Snapshot, target: Checkpoint, *, began: Checkpoint | None = None
+    repo: Repo,
+    current: Snapshot,
+    target: Checkpoint,
+    *,
+    began: Checkpoint | None = None,
+    within: tuple[str, ...] = (),
 ) -> Plan:
     """What must be written and removed so the managed set equals `target`.
 
     Valid only while the work tree equals `current` — which it does right after the
     snapshot that becomes the safety checkpoint. `began`: the state an interrupted
     restore began from (its safety checkpoint), for `--continue`: the rule files it
-    changed are changed still, though they are in place.
+    changed are changed still, though they are in place. `within`: a restore of these
+    paths only (limit.py): a rule file it changes converts no file outside them.
     """
     with _readable_trees(target):
         target_index, target_overlay = trees_of(repo, target)
@@ -257,6 +263,10 @@ def plan_restore(
         changed = _rules_changed(repo, candidates, (now, then), earlier)
         skip = flagged | {w.path for w in writes}
         reconverted = _reconverted(repo, changed, (now, then), earlier, skip=skip)
+    if within and within != (".",):
+        reconverted = [
+            w for w in reconverted if any(w.path == p or w.path.startswith(p + "/") for p in within)
+        ]
     writes += reconverted
     check_writes(repo, writes, removes, now, then, adopt=target.remote is None)
     wanted_index = TreeView(repo.objects, target_index, None)

@@ -104,9 +104,10 @@ def restore_to(
     head, _ = repo.head()
     head_move = None if paths else _head_move(repo, target, move_head, keep_head)
     current = capture_workspace(repo, config, prescan=prescan)
+    origin = target
     if paths:
         target = limited_target(repo, current, target, paths)
-    plan = plan_restore(repo, current, target)
+    plan = plan_restore(repo, current, target, within=paths)
     if dry_run:
         return _report(
             repo, target, None, plan, head_move, dry_run=True, current=current, paths=paths
@@ -114,6 +115,8 @@ def restore_to(
     writer = journaling or Journaling(repo)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         started = _begin(target, head, head_move, task, kind)
+        if paths:
+            started = replace(started, paths=paths, paths_from=origin.commit)
         if leave is not None:  # its journal says so too: a --continue of it leaves it
             started = replace(started, resume=journals.encoded(leave))
 
@@ -226,9 +229,14 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         ref = f"refs/heads/{branch}" if branch else "HEAD"
         head_move = HeadMove(ref, head, journal.head_to, _left_behind(repo, head, journal.head_to))
     writer = Journaling(repo, pending=journal)  # a Ctrl-C from here names it half done
+    paths = journal.paths
     with writer.interrupts_named():
         current = capture_workspace(repo, config)
-        plan = plan_restore(repo, current, target, began=_began(repo, journal, task))
+        if paths:  # built again: what changed outside the paths since is not put back
+            origin = recorded(repo, journal.paths_from, journal.target_name, journal.task or task)
+            target = limited_target(repo, current, origin, paths)
+        began = _began(repo, journal, task)
+        plan = plan_restore(repo, current, target, began=began, within=paths)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         # The journal keeps its way back to before the whole restore; this run's safety
         # checkpoint is what `undo` goes back to once it finishes.
@@ -249,7 +257,15 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         job = Carrying(repo, config, target, plan, stage, current, writer, journal)
         outcome = _carried_out(job, pending=None, leave=None)
     report = _report(
-        repo, target, safety.name, plan, head_move, dry_run=False, outcome=outcome, current=current
+        repo,
+        target,
+        safety.name,
+        plan,
+        head_move,
+        dry_run=False,
+        outcome=outcome,
+        current=current,
+        paths=paths,
     )
     if journals.resumed(journal) is not None:  # the restore it stood in for is pending
         return report  # again: its undo goes back before it (each command says so)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..core.errors import GitFailed, Refused, UsageError
-from ..core.text import counted
+from ..core.text import counted, printable
 from ..gitcore.repo import Repo
 from ..storage import oplog
 from ..storage.notes import NOTES_REF, record_fetched
@@ -478,6 +478,12 @@ def fetch(repo: Repo, remote: str, *, progress: Progress, prune: bool = False) -
                 raise Refused(
                     f"{remote}'s {NOTES_REF} is a {kind}, not a notes commit: nothing fetched"
                 )
+            odd = _not_a_note(repo, notes_tmp)
+            if odd is not None:
+                raise Refused(
+                    f"{remote}'s {NOTES_REF} holds {odd}, which no note is (git cannot merge "
+                    "it): nothing fetched"
+                )
         before = _local_remote_refs(repo, remote)
         unsafe: list[str] = []
         if len(there) > (NOTES_REF in there):
@@ -559,6 +565,27 @@ def _prune(
         for p in gone:
             after.pop(p.ref, None)
     return gone
+
+
+_NOTE_MODES = (0o100644, 0o100755)
+
+
+def _not_a_note(repo: Repo, ref: str) -> str | None:
+    """An entry of a notes commit's tree that is neither a note (a file) nor a fan-out
+    folder, named; None when every entry is one of those."""
+    import pygit2
+
+    folders = [repo.odb.references[ref].peel(pygit2.Commit).tree]
+    while folders:
+        for entry in folders.pop():
+            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                folders.append(repo.odb[entry.id].peel(pygit2.Tree))
+            elif entry.filemode not in (
+                pygit2.GIT_FILEMODE_BLOB,
+                pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
+            ):
+                return f"{printable(entry.name or '', 60)!r} (mode {entry.filemode:o})"
+    return None
 
 
 def _fetch(repo: Repo, remote: str, refspecs: list[str]) -> None:

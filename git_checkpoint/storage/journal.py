@@ -38,6 +38,10 @@ class Journal:
     # An interrupted restore this one stands in for (a rollback of a failed undo of it),
     # as its journal's JSON: left again once this one is done, whichever way.
     resume: str = ""
+    # A restore of some paths only: those paths, and the checkpoint they come from (the
+    # target above is built from it and the workspace; --continue builds it again).
+    paths: tuple[str, ...] = ()
+    paths_from: str = ""
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -55,6 +59,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "continued_from": (list, tuple),
     "continued_names": (list, tuple),
     "resume": (str,),
+    "paths": (list, tuple),
+    "paths_from": (str,),
 }
 
 
@@ -78,7 +84,7 @@ def _from_json(data: Any) -> Journal:
     for name, value in data.items():
         if not isinstance(value, _TYPES[name]) or (name == "pid" and isinstance(value, bool)):
             raise ValueError(f"field {name!r} has the wrong type")
-    for name in ("continued_from", "continued_names"):
+    for name in ("continued_from", "continued_names", "paths"):
         if name in data:
             if not all(isinstance(x, str) for x in data[name]):
                 raise ValueError(f"field {name!r} has the wrong type")

@@ -92,12 +92,6 @@ def test_every_kill_point_of_a_path_restore_recovers(checkpoint: Runner, tmp_pat
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the journal names the limited target (the checkpoint at the paths, the "
-    "workspace as it was elsewhere), not the paths: --continue makes the whole managed set "
-    "equal to it",
-)
 def test_continue_keeps_what_changed_outside_the_paths_since_the_kill(
     checkpoint: Runner, tmp_path: Path
 ) -> None:

@@ -99,12 +99,6 @@ def test_a_path_that_is_not_utf8_is_restored_and_logged(repo: Repo) -> None:
     assert state(repo) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a restore rewrites the files below a .gitattributes it changes whose conversion "
-    "changes (plan_restore's reconverted writes), and a limited target does not keep those "
-    "writes within its paths: plan_restore would need the paths",
-)
 def test_restoring_a_rule_file_rewrites_nothing_outside_it(repo: Repo) -> None:
     repo.write("a.txt", "one\ntwo\n")
     repo.write("src/b.txt", "three\n")

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ..conftest import Repo
 from ..helpers import blob, mktree
 from ..servers import bare_repo, clone, publish
@@ -44,12 +42,6 @@ def test_refused_refs_that_are_no_checkpoints_fetch_nothing_else(
     assert victim.git("for-each-ref", "refs/remotes") == tracking
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="only a notes ref that is no commit is refused up front; a notes tree with a "
-    "submodule entry for a checkpoint noted here fails git's cat_sort_uniq merge (exit 4) "
-    "after the checkpoints were written, on every fetch from that remote",
-)
 def test_a_notes_ref_with_a_note_that_is_no_file_is_refused_before_any_checkpoint(
     repo: Repo, tmp_path: Path
 ) -> None:
