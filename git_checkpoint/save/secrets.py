@@ -411,12 +411,16 @@ def scan_messages(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> li
     allow = tuple(allow)
     found = repo.objects.read_specs([cp.commit for cp in cps]) if cps else []
     findings = []
+    # Manifests repeat lines (a task's base commit, its include list): each is read once.
+    read: dict[str, list[tuple[str, str, str]]] = {}
     for cp, item in zip(cps, found, strict=True):
         if item is None:
             continue
         message = item[1].partition(b"\n\n")[2].decode("utf-8", "replace")
         for number, line in enumerate(message.split("\n"), 1):
-            secrets = text_secrets(line)
+            if line not in read:
+                read[line] = text_secrets(line)
+            secrets = read[line]
             if secrets:
                 kinds = ", ".join(dict.fromkeys(kind for kind, _, _ in secrets))
                 fp = _fingerprint({value for _, value, _ in secrets})

@@ -4,6 +4,7 @@ every verifier result arrives, through a bare repository, git daemon and smart H
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,14 +19,14 @@ from ..conftest import Repo
 from ..servers import bare_repo, clone, git_daemon, http_server, publish, remote_refs
 
 
-@pytest.fixture(params=["file", "git", "http"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    base = tmp_path / "server"
+@contextlib.contextmanager
+def served(kind: str, base: Path) -> Iterator[str]:
+    """The URL of an empty bare repository behind one kind of server."""
     base.mkdir()
     bare_repo(base / "project.git")
-    if request.param == "file":
+    if kind == "file":
         yield (base / "project.git").as_uri()
-    elif request.param == "git":
+    elif kind == "git":
         with git_daemon(base) as url:
             yield url + "project.git"
     else:
@@ -33,7 +34,7 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
             yield url + "project.git"
 
 
-def _machines(first: Repo, url: str, count: int, tmp_path: Path) -> list[Repo]:
+def _machines(url: str, count: int, tmp_path: Path) -> list[Repo]:
     """`count` clones of the remote, each with a prefix of its own, a checkpoint and a
     verifier's result on it."""
     template = clone(url, tmp_path / "template")
@@ -52,24 +53,22 @@ def _machines(first: Repo, url: str, count: int, tmp_path: Path) -> list[Repo]:
         return list(pool.map(machine, range(count)))
 
 
-@pytest.mark.parametrize("count", [8, 32])
-def test_every_push_of_a_fleet_lands(repo: Repo, served: str, tmp_path: Path, count: int) -> None:
-    first = publish(repo, served)
-    machines = _machines(first, served, count, tmp_path)
-    env = {**os.environ, "GIT_CHECKPOINT_DEBUG": "0"}
-
+def _push_at_once(machines: list[Repo]) -> None:
     def push(m: Repo) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             ["git", "checkpoint", "push", "origin"],
-            cwd=m.path, capture_output=True, text=True, env=env, check=False, timeout=240,
+            cwd=m.path, capture_output=True, text=True, env=dict(os.environ), check=False,
+            timeout=240,
         )  # fmt: skip
 
-    with ThreadPoolExecutor(max_workers=count) as pool:
+    with ThreadPoolExecutor(max_workers=len(machines)) as pool:
         results = list(pool.map(push, machines))
     failed = [(i, r.returncode, r.stderr[-400:]) for i, r in enumerate(results) if r.returncode]
     assert not failed, failed
 
-    refs = remote_refs(first)
+
+def _everything_arrived(reader: Repo, machines: list[Repo]) -> None:
+    refs = remote_refs(reader)
     commits = {
         f"refs/checkpoints/runner-{i}/main/cp_001": m.git(
             "rev-parse", "refs/checkpoints/main/cp_001"
@@ -78,16 +77,34 @@ def test_every_push_of_a_fleet_lands(repo: Repo, served: str, tmp_path: Path, co
     }
     assert {r: refs.get(r) for r in commits} == commits
     # Every machine's evidence is in the remote's notes.
-    first.git("fetch", "-q", "origin", "+refs/notes/checkpoints:refs/notes/fleet")
+    reader.git("fetch", "-q", "origin", "+refs/notes/checkpoints:refs/notes/fleet")
     for ref, commit in commits.items():
-        note = first.git("notes", "--ref=refs/notes/fleet", "show", commit)
+        note = reader.git("notes", "--ref=refs/notes/fleet", "show", commit)
         events = [json.loads(line) for line in note.splitlines() if line.strip()]
         assert [e["event"] for e in events if e["event"] == "verifier"] == ["verifier"], ref
         assert any(e["event"] == "promoted" for e in events), ref
-    # ...and a fetch on one machine brings every one of them, promoted.
-    first.cp("fetch")
-    listed = first.cp_json("list", "--remote", "origin")["checkpoints"]
+    # ...and a fetch brings every one of them, promoted.
+    reader.cp("fetch")
+    listed = reader.cp_json("list", "--remote", "origin")["checkpoints"]
     assert sorted(c["name"] for c in listed) == sorted(
-        f"origin/runner-{i}/main/cp_001" for i in range(count)
+        f"origin/runner-{i}/main/cp_001" for i in range(len(machines))
     )
     assert {c["status"] for c in listed} == {"promoted"}
+
+
+@pytest.mark.parametrize("count", [8, 32])
+def test_every_push_of_a_fleet_lands_through_each_kind_of_remote(
+    repo: Repo, tmp_path: Path, count: int
+) -> None:
+    with served("file", tmp_path / "setup") as url:
+        publish(repo, url)
+        machines = _machines(url, count, tmp_path)
+    for kind in ("file", "git", "http"):
+        with served(kind, tmp_path / kind) as url:
+            repo.git("remote", "set-url", "origin", url)
+            repo.git("push", "-q", "origin", "main")
+            for m in machines:
+                m.git("remote", "set-url", "origin", url)
+            _push_at_once(machines)
+            reader = clone(url, tmp_path / f"reader-{kind}")
+            _everything_arrived(reader, machines)

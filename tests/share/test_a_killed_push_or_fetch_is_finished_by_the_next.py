@@ -32,9 +32,35 @@ def _notes(path: Path, ref: str = "refs/notes/checkpoints") -> set[str]:
     return lines
 
 
-def _points(run_calls: int, run_fs: int) -> list[tuple[int, str]]:
-    points = [(n, mode) for n in range(1, run_calls + 1) for mode in ("before", "after")]
-    return points + [(n, "fs") for n in range(1, run_fs + 1)]
+# git calls that write nothing: a kill right after one is the kill right before the next.
+READ_ONLY = {"ls-remote", "for-each-ref", "rev-parse", "cat-file", "notes", "config", "diff-tree"}
+
+
+def _points(calls: list[str], fs: list[str]) -> list[tuple[int, str]]:
+    """Every kill point that can leave a state of its own: before each git call, after
+    each one that writes, and before each of our own file system calls but those in a
+    temporary folder or feeding a git child."""
+    points = [(n, "before") for n in range(1, len(calls) + 1)]
+    points += [(n, "after") for n, call in enumerate(calls, 1) if _verb(call) not in READ_ONLY]
+    points += [(n, "fs") for n, call in enumerate(fs, 1) if not _scratch(call)]
+    return sorted(points)
+
+
+def _verb(call: str) -> str:
+    """The git command of a logged call (after `-c NAME=VALUE`, `-C DIR` and the like)."""
+    words = iter(call.split())
+    for word in words:
+        if word in ("-c", "-C", "--git-dir", "--work-tree"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return ""
+
+
+def _scratch(call: str) -> bool:
+    """A file system call that failed (nothing changed) or fed a git child's stdin."""
+    what = call.split(" ", 1)[1] if " " in call else ""
+    return "[failed" in call or what.startswith("pipe:")
 
 
 def _leftovers_named_by_doctor(checkpoint: Runner, where: Path) -> int:
@@ -64,7 +90,7 @@ def test_a_killed_push_is_finished_by_the_next(
     want_refs = _refs(a.path, "refs/checkpoints/")
     want_notes = _notes(a.path)
     left = 0
-    for n, mode in _points(len(counted.calls), len(counted.fs)):
+    for n, mode in _points(counted.calls, counted.fs):
         where = tmp_path / f"{mode}-{n}"
         shutil.copytree(a.path, where / "a", symlinks=True)
         shutil.copytree(bare_template, server)
@@ -102,7 +128,7 @@ def test_a_killed_fetch_is_finished_by_the_next(
     want_notes = _notes(tmp_path / "count")
     assert want_notes >= _notes(a.path) | own_notes
     left = 0
-    for n, mode in _points(len(counted.calls), len(counted.fs)):
+    for n, mode in _points(counted.calls, counted.fs):
         where = _copy(b.path, tmp_path / f"{mode}-{n}")
         checkpoint(where, "fetch", kill_at=n, mode=mode)
         assert _notes(where) >= own_notes, (mode, n)  # nothing of B's own lost
