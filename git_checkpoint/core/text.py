@@ -94,10 +94,16 @@ def clip(text: str, width: int = 72) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+# An error line is read, not scrolled: a message naming a path of any length (a
+# payload's, a crafted tree's) is cut to this.
+ERROR_WIDTH = 1000
+
+
 def one_line(exc: BaseException) -> str:
-    """An exception's message on one line; its type's name when it has none."""
+    """An exception's message on one line, cut to ERROR_WIDTH; its type's name when it
+    has none."""
     text = " ".join(str(exc).split())
-    return text or type(exc).__name__
+    return clip(text, ERROR_WIDTH) if text else type(exc).__name__
 
 
 def kept(text: str, limit: int) -> tuple[str, str | None]:

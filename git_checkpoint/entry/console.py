@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..core.errors import CheckpointError
 from ..core.interrupts import RestoreInterrupted, interrupt_once
-from ..core.text import follow_quote_path
+from ..core.text import ERROR_WIDTH, follow_quote_path
 
 if TYPE_CHECKING:
     import subprocess
@@ -314,6 +314,8 @@ def os_error_line(exc: OSError) -> str:
 def fail(line: str, code: int, as_json: bool) -> NoReturn:
     """One line on stderr; under --json, one JSON object on stdout too. Each as far as
     it can be written (a full disk, a closed stream): the exit code is the answer."""
+    if len(line) > ERROR_WIDTH:  # a path of any length named in it
+        line = line[: ERROR_WIDTH - 1] + "…"
     with contextlib.suppress(OSError):
         say_err(line)
     if as_json and sys.stdout is not None:

@@ -157,23 +157,12 @@ def repositories(where: tuple[str, ...], cwd: str) -> list[str]:
     With GIT_DIR or GIT_WORK_TREE set, git decides where the repository is: `cwd`."""
     found: list[str] = []
     for path in where:
-        paths = find_repo(_existing(path))
+        paths = find_repo(path)
         if paths is not None and paths.root not in found:
             found.append(paths.root)
             if len(found) == MAX_REPOSITORIES:
                 break
     return found or [cwd]
-
-
-def _existing(path: str) -> str:
-    """The deepest existing folder on the way to `path` (itself when it is one)."""
-    path = os.path.normpath(path)
-    while not os.path.isdir(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    return path
 
 
 def _cwd(payload: dict[str, Any]) -> str:

@@ -28,6 +28,10 @@ DISCOVERY_ENV = (
 PATHS_FILE = "paths"
 
 
+# Linux's: no longer path names a folder one system call can reach.
+PATH_MAX = 4096
+
+
 class Paths:
     """A work tree's locations: its top, its git dir (index, HEAD) and the common dir
     shared by linked worktrees (refs, objects, our state)."""
@@ -46,7 +50,7 @@ def find_repo(cwd: str, *, whatever_env: bool = False) -> Paths | None:
     GIT_* variables are set (for reading the project's own files, not for git)."""
     if not whatever_env and any(name in os.environ for name in DISCOVERY_ENV):
         return None
-    top = os.path.realpath(cwd)
+    top = os.path.realpath(existing_folder(cwd))
     while True:
         dot = os.path.join(top, ".git")
         if os.path.isdir(dot):
@@ -77,9 +81,26 @@ def find_repo(cwd: str, *, whatever_env: bool = False) -> Paths | None:
     return Paths(top, git_dir, common)
 
 
+def existing_folder(path: str) -> str:
+    """The deepest existing folder on the way to `path` (itself when it is one). Past
+    PATH_MAX nothing is looked up: a path from a payload may be any length, and each
+    step up would cost its whole length again."""
+    path = os.path.normpath(path)
+    if len(path) > PATH_MAX:
+        path = os.path.dirname(path[: PATH_MAX + 1])
+    while not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
 def confirmed(cwd: str) -> tuple[str, str, str] | None:
     """The repository of `cwd` as git last described it (`confirm`), when that still
     holds: the walk up finds the same, no config file changed since, and it is ours."""
+    if len(cwd) > PATH_MAX or not os.path.isdir(cwd):
+        return None  # no folder git could start in: let git say so
     found = find_repo(cwd)
     if found is None:
         return None

@@ -149,3 +149,13 @@ def test_a_one_megabyte_payload_gets_an_answer(repo: Repo, tmp_path: Path) -> No
     )
     assert proc.returncode == 0
     assert checkpoints(repo) == ["refs/checkpoints/main/cp_001"]
+
+
+def test_a_cwd_of_any_length_gets_a_one_line_answer(repo: Repo) -> None:
+    """A payload's folder past PATH_MAX is no folder git can start in: the hook says so
+    in one bounded line, without a walk up that costs the path's length at each step
+    (two megabytes of `a/` would take hours so)."""
+    repo.write("src/app.py", "print('edited')\n")
+    proc = hook(claude_bash("echo x > out.txt", Path("/" + "a/" * 1_000_000)), repo.path)
+    assert proc.stderr.count("\n") <= 1 and len(proc.stderr) < 2000
+    assert checkpoints(repo) == []

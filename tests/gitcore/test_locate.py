@@ -153,3 +153,14 @@ def test_a_linked_worktree_and_a_gitdir_file_save_and_restore(repo: Repo, tmp_pa
     assert (sep.path / "f.txt").read_text() == "two\n"
     for r in (repo, sep):
         r.git("fsck", "--strict", "--no-dangling")
+
+
+def test_the_existing_folder_on_the_way_to_a_path(tmp_path: Path) -> None:
+    from git_checkpoint.gitcore.locate import PATH_MAX, existing_folder
+
+    (tmp_path / "a/b").mkdir(parents=True)
+    assert existing_folder(str(tmp_path / "a/b")) == str(tmp_path / "a/b")
+    assert existing_folder(str(tmp_path / "a/b/c/d.txt")) == str(tmp_path / "a/b")
+    assert existing_folder(str(tmp_path / "a/b/../x/y")) == str(tmp_path / "a")
+    deep = str(tmp_path / "a") + "/b" * (PATH_MAX * 50)  # below `b`, too long to reach
+    assert existing_folder(deep) == str(tmp_path / "a/b")

@@ -112,7 +112,7 @@ while len(done) < len(wds):
 
 @needs_strace
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # the watcher's edit lands in the window most runs, not all
     reason="a narrow race: a same-size edit landing between a file's write and the fstat "
     "taken for set_stats is recorded as clean, where `update-index --refresh` would hash "
     "the file and see it (git's own checkout has the same microsecond window)",
