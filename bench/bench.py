@@ -607,6 +607,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--storage-count", type=int, default=50, help="checkpoints in the storage test (0: none)"
     )
+    p.add_argument(
+        "--untracked-cache", action="store_true", help="core.untrackedCache on in each repository"
+    )
     p.add_argument("--skip-restore", action="store_true", help="no restore, undo or their peers")
     p.add_argument("--seed", type=int, default=1, help="random seed for the repositories")
     p.add_argument("--cache", default="/tmp/bench-cache", help="where generated repos are kept")
@@ -661,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
             say("repository (cached under --cache)")
             pool = args.restore_files
             repo = synth.cached(Path(args.cache), size, args.node_modules, args.seed, env, pool)
+            synth.untracked_cache(repo.path, env, args.untracked_cache)
             bench = SizeBench(repo, env, args, hook)
             say("status, save, auto-saves, stash, seed save")
             bench.main_rounds()

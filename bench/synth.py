@@ -164,6 +164,22 @@ def cached(
     return repo
 
 
+def untracked_cache(path: Path, env: dict[str, str], on: bool) -> None:
+    """core.untrackedCache as this run asks (one cached repository serves runs with and
+    without it); on: written once by a `git status` before anything is timed."""
+    if on:
+        _git(path, env, "config", "core.untrackedCache", "true")
+        _git(path, env, "status", "--porcelain")
+    else:
+        subprocess.run(
+            ["git", "config", "--unset", "core.untrackedCache"],
+            cwd=path,
+            env=env,
+            capture_output=True,
+            check=False,  # (not set: nothing to unset)
+        )
+
+
 def maintained(path: Path, env: dict[str, str]) -> None:
     """The repository as git's maintenance keeps one: the objects of earlier runs gone
     (a cache used by many runs held 600,000 loose objects and 190 packs, and every object
