@@ -10,6 +10,7 @@ signal handling of `verify` works as it does on the command line.
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
@@ -469,4 +470,9 @@ def build_server() -> CheckpointServer:
 
 
 def serve() -> None:
+    # The agent's terminal is the user's: a git asking there for a password would hold
+    # the tool call for ever, seen by nobody. A remote that wants one fails at once
+    # (a credential helper or an ssh agent answers without asking).
+    os.environ["GIT_TERMINAL_PROMPT"] = "0"
+    os.environ["GCM_INTERACTIVE"] = "never"
     build_server().run("stdio")

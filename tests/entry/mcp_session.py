@@ -25,18 +25,22 @@ def run_client(
     roots: list[Path] | None = None,
     asked: list[int] | None = None,
     mode: str = "auto",
+    launcher: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> T:
     """Start the server in `cwd` and run `body` with a client connected to it. `roots`:
     the client declares the roots capability and lists these; `asked` counts the times
-    the server asked for them."""
+    the server asked for them. `launcher`: a command the server is started through;
+    `env`: the server's environment (default: ours)."""
 
     async def list_roots(_: Any) -> ListRootsResult:
         if asked is not None:
             asked.append(1)
         return ListRootsResult(roots=[Root(uri=p.as_uri()) for p in roots or []])
 
+    argv = [*(launcher or []), "git", "checkpoint", "mcp"]
     params = StdioServerParameters(
-        command="git", args=["checkpoint", "mcp"], cwd=str(cwd), env=dict(os.environ)
+        command=argv[0], args=argv[1:], cwd=str(cwd), env=dict(os.environ if env is None else env)
     )
 
     async def main() -> T:
