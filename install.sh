@@ -142,7 +142,8 @@ if [ "$mode" = test ]; then
   cd "$here"
   echo "== ruff";  "$venv/bin/ruff" check git_checkpoint tests bench
   echo "== mypy --strict"; "$venv/bin/mypy" --strict git_checkpoint
-  echo "== pytest"; PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 2
+  # Three workers on two cores: much of a test is waiting on git, servers and agents.
+  echo "== pytest"; PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -n 3
   # The benchmark at its smallest, so that it never rots (one round; no timing is judged).
   echo "== bench (1,000 files, 1 round)"
   bench_tmp=$(mktemp -d)
