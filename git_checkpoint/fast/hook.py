@@ -11,7 +11,7 @@ import os
 import sys
 
 from ..core.text import clip
-from ..gitcore.locate import find_repo
+from ..gitcore.locate import PATH_MAX, find_repo
 
 TYPE_CHECKING = False  # typing itself is a cost on every agent tool call
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ def agent_plan(agent: str, event: str, payload: dict[str, Any], parse: Parse) ->
     else None.
     `parse`: how to read the project's `hooks:` patterns (fast/patterns.py)."""
     cwd = _cwd(payload)
+    if len(cwd) > PATH_MAX or not os.path.isdir(cwd):
+        return None  # no folder the agent's tool can start in: nothing it can change
     tool = _text(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     args: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
