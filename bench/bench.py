@@ -626,6 +626,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="measure pinned real projects instead (bench/real.py; see its --help)",
     )
+    p.add_argument(
+        "--with-real",
+        action="store_true",
+        help="then the pinned real projects too (bench/real.py), in the same report",
+    )
     args = p.parse_args(argv)
     try:
         args.size_list = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -636,6 +641,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.repeat < 1 or args.warmup < 0:
         p.error("--repeat must be >= 1 and --warmup >= 0")
     return args
+
+
+def real_projects(args: argparse.Namespace) -> tuple[str, object]:
+    """bench/real.py's report and samples, run right after the synthetic sizes: a section
+    of this report (its command is this one)."""
+    import real
+
+    with tempfile.TemporaryDirectory() as tmp:
+        md, samples = Path(tmp) / "real.md", Path(tmp) / "real.json"
+        argv = ["--repeat", str(args.repeat), "--markdown", str(md), "--json", str(samples)]
+        real.main(argv + (["--use-path"] if args.use_path else []))
+        if not md.exists():
+            return "\n## On real projects\n\nNot measured: no project could be fetched.\n", None
+        lines = md.read_text().splitlines()
+        lines = [line for line in lines if not line.startswith("    python bench/real.py")]
+        lines[0] = "## On real projects, beside `git stash create`"
+        return "\n" + "\n".join(lines) + "\n", json.loads(samples.read_text())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -700,8 +722,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = report.markdown(result, chart=args.chart)
     print(text)
+    data = report.as_json(result)
+    if args.with_real:
+        real_text, data["real"] = real_projects(args)
+        text += real_text
     if args.json:
-        Path(args.json).write_text(json.dumps(report.as_json(result), indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(text)
     if args.chart:
