@@ -655,7 +655,8 @@ def real_projects(args: argparse.Namespace) -> tuple[str, object]:
         if not md.exists():
             return "\n## On real projects\n\nNot measured: no project could be fetched.\n", None
         lines = md.read_text().splitlines()
-        lines = [line for line in lines if not line.startswith("    python bench/real.py")]
+        command = next(i for i, line in enumerate(lines) if line.startswith("    python "))
+        del lines[command : command + 2]  # this report's command made it, and its blank line
         lines[0] = "## On real projects, beside `git stash create`"
         return "\n" + "\n".join(lines) + "\n", json.loads(samples.read_text())
 
