@@ -82,8 +82,10 @@ def agent_plan(agent: str, event: str, payload: dict[str, Any], parse: Parse) ->
     else None.
     `parse`: how to read the project's `hooks:` patterns (fast/patterns.py)."""
     cwd = _cwd(payload)
-    if len(cwd) > PATH_MAX or not os.path.isdir(cwd):
-        return None  # no folder the agent's tool can start in: nothing it can change
+    if len(cwd) > PATH_MAX:
+        return None  # no folder a tool can start in: nothing it can change
+    # (A folder that is not there is judged by the folders above it: payloads name the
+    # folder the agent means, which a command of this very call may create.)
     tool = _text(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     args: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}

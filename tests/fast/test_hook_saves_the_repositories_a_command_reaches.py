@@ -151,13 +151,27 @@ def test_a_one_megabyte_payload_gets_an_answer(repo: Repo, tmp_path: Path) -> No
     assert checkpoints(repo) == ["refs/checkpoints/main/cp_001"]
 
 
-@pytest.mark.parametrize("cwd", ["/" + "a/" * 1_000_000, "/no/such/folder"])
-def test_a_call_from_a_folder_that_is_not_there_changes_nothing(repo: Repo, cwd: str) -> None:
-    """A payload's folder that does not exist (or, past PATH_MAX, cannot) is no folder
-    the agent's tool can start in: nothing to protect, and the hook says nothing, as
-    outside any repository, without a walk up that costs the path's length at each
-    step (two megabytes of `a/` would take hours so)."""
+def test_a_call_from_past_path_max_changes_nothing_and_answers_at_once(repo: Repo) -> None:
+    """A payload's folder past PATH_MAX is no folder a tool can start in: nothing to
+    protect, no walk up that costs the path's length at each step (two megabytes of
+    `a/` would take hours so), and nothing said."""
     repo.write("src/app.py", "print('edited')\n")
-    proc = hook(claude_bash("git checkout -- . && echo x > out.txt", Path(cwd)), repo.path)
+    cwd = Path("/" + "a/" * 1_000_000)
+    proc = hook(claude_bash("git checkout -- . && echo x > out.txt", cwd), repo.path)
     assert proc.stderr == ""
     assert checkpoints(repo) == []
+
+
+def test_a_call_from_a_folder_outside_any_repository_says_so_in_one_line(repo: Repo) -> None:
+    repo.write("src/app.py", "print('edited')\n")
+    proc = hook(claude_bash("git checkout -- .", Path("/no/such/folder")), repo.path)
+    assert proc.stderr == "git-checkpoint: no checkpoint saved: no such folder: /no/such/folder\n"
+    assert checkpoints(repo) == []
+
+
+def test_a_folder_not_there_yet_is_judged_by_the_repository_above_it(repo: Repo) -> None:
+    """Codex names the folder the command runs in (`cwd`), which the call itself may be
+    about to create: the repository above it is the one saved."""
+    repo.write("src/app.py", "print('edited')\n")
+    hook(claude_bash("git checkout -- .", repo.path / "sub" / "new"), repo.path)
+    assert checkpoints(repo) == ["refs/checkpoints/main/cp_001"]
