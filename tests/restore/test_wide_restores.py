@@ -6,6 +6,7 @@ still seen, and a signal or a SIGKILL while it holds index.lock leaves undo and
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -59,7 +60,13 @@ def _with_strace_inject(repo: Repo, inject: str, *args: str) -> subprocess.Compl
         text=True,
         check=False,
         timeout=120,
+        preexec_fn=_default_signals,  # a test run under nohup would pass SIGHUP ignored
     )
+
+
+def _default_signals() -> None:
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 # --- a SIGKILL while set_stats holds index.lock, then an undo that fails
