@@ -8,7 +8,6 @@ Which workspace it stores, and under which policies, is the save's (save/session
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from collections.abc import Callable
@@ -20,6 +19,7 @@ import yaml
 
 from ..config.model import Config
 from ..core.errors import Refused, UsageError
+from ..core.records import now
 from ..core.text import kept
 from ..fast import quickstate
 from ..gitcore.repo import Repo, nul_list
@@ -307,7 +307,7 @@ def store_checkpoint(
     if dedupe and normal and same_state(repo, snapshot, normal[-1]):
         return StoreOutcome(normal[-1], created=False)
     number = max([oplog.read_high_water(repo, task)] + [c.number for c in existing]) + 1
-    stamp = dt.datetime.now(dt.UTC)
+    stamp = now()  # the one clock of every record (GIT_CHECKPOINT_NOW in tests)
     verifiers = [
         {"name": v.name, "command": v.command, "required": v.required} for v in config.verifiers
     ]

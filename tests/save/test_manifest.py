@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from ..conftest import Repo
 from ..helpers import REF1
 from .conftest import write_config
@@ -117,3 +119,15 @@ def test_origin_credentials_never_reach_the_manifest(repo: Repo) -> None:
     raw = repo.git("cat-file", "commit", REF1)
     assert "s3cr3t" not in raw
     assert repo.cp_json("show", "@", "--manifest")["manifest"]["repo"] == "owner/name"
+
+
+def test_the_run_id_and_the_creation_time_come_from_one_clock(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every time a checkpoint records is read from the same clock: two saves of the same
+    state at the same (fixed) time are the same commit, whatever minute the wall shows."""
+    monkeypatch.setenv("GIT_CHECKPOINT_NOW", "2026-02-01T12:34:56Z")
+    repo.write("new.txt", "new\n")
+    repo.cp("save", "-m", "one")
+    m = repo.cp_json("show", "cp_001", "--manifest")["manifest"]
+    assert (m["created_at"], m["run_id"]) == ("2026-02-01T12:34:56Z", "run_2026_02_01_1234")
