@@ -22,6 +22,27 @@ def _forged(evil: Repo, tree: str, ref: str) -> str:
     return commit
 
 
+def _notes_with_a_submodule_entry(
+    repo: Repo, tmp_path: Path, *, promoted: bool
+) -> tuple[Repo, Repo]:
+    """A victim that pushed cp_001 (promoted, or not), and an evil clone that replaced
+    the remote's notes with a tree whose entry for cp_001 is a submodule, no file (its
+    commit names no object here)."""
+    url = bare_repo(tmp_path / "server.git").as_uri()
+    victim = publish(repo, url)
+    victim.write("x.txt", "1\n")
+    victim.cp("save", "-m", "one")
+    if promoted:
+        victim.cp("promote", "cp_001", "--force", "--reason", "noted here")
+    victim.cp("push", "origin", "cp_001")
+    evil = clone(url, tmp_path / "evil")
+    commit = victim.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    notes = mktree(evil, [("160000", "commit", "1" * 40, commit)])
+    notes_commit = evil.git("commit-tree", notes, "-m", "notes").strip()
+    evil.git("push", "-q", "-f", "origin", f"{notes_commit}:refs/notes/checkpoints")
+    return victim, evil
+
+
 def test_refused_refs_that_are_no_checkpoints_fetch_nothing_else(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -45,17 +66,7 @@ def test_refused_refs_that_are_no_checkpoints_fetch_nothing_else(
 def test_a_notes_ref_with_a_note_that_is_no_file_is_refused_before_any_checkpoint(
     repo: Repo, tmp_path: Path
 ) -> None:
-    url = bare_repo(tmp_path / "server.git").as_uri()
-    victim = publish(repo, url)
-    victim.write("x.txt", "1\n")
-    victim.cp("save", "-m", "one")
-    victim.cp("promote", "cp_001", "--force", "--reason", "noted here")
-    victim.cp("push", "origin", "cp_001")
-    evil = clone(url, tmp_path / "evil")
-    commit = victim.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
-    notes = mktree(evil, [("160000", "commit", "1" * 40, commit)])
-    notes_commit = evil.git("commit-tree", notes, "-m", "notes").strip()
-    evil.git("push", "-q", "-f", "origin", f"{notes_commit}:refs/notes/checkpoints")
+    victim, evil = _notes_with_a_submodule_entry(repo, tmp_path, promoted=True)
     evil.write("y.txt", "2\n")
     evil.commit_all("two")
     ok = evil.git("rev-parse", "HEAD^{tree}").strip()
@@ -70,16 +81,7 @@ def test_a_notes_ref_with_a_note_that_is_no_file_is_refused_before_any_checkpoin
 def test_a_notes_entry_that_is_no_file_is_never_an_internal_error(
     repo: Repo, tmp_path: Path
 ) -> None:
-    url = bare_repo(tmp_path / "server.git").as_uri()
-    victim = publish(repo, url)
-    victim.write("x.txt", "1\n")
-    victim.cp("save", "-m", "one")
-    victim.cp("push", "origin", "cp_001")
-    evil = clone(url, tmp_path / "evil")
-    commit = victim.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
-    notes = mktree(evil, [("160000", "commit", "1" * 40, commit)])  # names no object here
-    notes_commit = evil.git("commit-tree", notes, "-m", "notes").strip()
-    evil.git("push", "-q", "-f", "origin", f"{notes_commit}:refs/notes/checkpoints")
+    victim, _ = _notes_with_a_submodule_entry(repo, tmp_path, promoted=False)
     proc = victim.cp("fetch", expect=None)
     assert proc.returncode in (0, 3) and "internal error" not in proc.stderr, proc.stderr
     assert victim.cp_json("list")["checkpoints"][-1]["status"] == "candidate"
