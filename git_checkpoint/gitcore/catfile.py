@@ -23,6 +23,10 @@ from ..core.errors import GitFailed
 from .formats import TREE_MODE, canonical_mode, is_oid
 
 BATCH = ["cat-file", "--batch"]
+# What a write into an empty pipe always takes at once: one page. A request up to this
+# size is written inline; a longer one from a thread, while its answers are read, since
+# a pipe filled both ways would stop both processes.
+_INLINE_REQUEST = 4096
 
 
 @dataclass(frozen=True)
@@ -193,8 +197,14 @@ class Objects:
                 except (OSError, ValueError):  # git gone: the reading says why
                     pass
 
-            writer = threading.Thread(target=write, name="cat-file-names", daemon=True)
-            writer.start()
+            # The child's stdin is empty when a request starts: it read every earlier
+            # name before answering it.
+            writer: threading.Thread | None = None
+            if len(listing) <= _INLINE_REQUEST:
+                write()
+            else:
+                writer = threading.Thread(target=write, name="cat-file-names", daemon=True)
+                writer.start()
             try:
                 for _ in names:
                     line = out.readline()
@@ -211,7 +221,8 @@ class Objects:
             except BaseException:
                 self._end(child, writer)  # its answers are out of step with us now
                 raise
-            writer.join()
+            if writer is not None:
+                writer.join()
             if not keep:
                 why = self._end(child, writer, kill=False)
                 if child.returncode != 0:
@@ -234,7 +245,11 @@ class Objects:
         )
 
     def _end(
-        self, child: subprocess.Popen[bytes], writer: threading.Thread, *, kill: bool = True
+        self,
+        child: subprocess.Popen[bytes],
+        writer: threading.Thread | None,
+        *,
+        kill: bool = True,
     ) -> str:
         """Stop `child` (`kill`: a request failed half way) and wait for it and the
         writer; what it said on stderr. The next kept request starts another."""
@@ -243,7 +258,8 @@ class Objects:
         if kill:
             with contextlib.suppress(OSError):
                 child.kill()
-        writer.join()
+        if writer is not None:
+            writer.join()
         said = b""
         if child.stderr is not None:
             with contextlib.suppress(OSError, ValueError):

@@ -201,15 +201,15 @@ def scan_text(
     if len(data) > MAX_BLOB_BYTES or b"\0" in data[:8000]:
         return []
     text = data.decode("utf-8", "replace")
-    numbers = candidate_lines(text)
-    if not numbers:
-        return []
     lines = text.split("\n")
-    if old:
+    if old:  # only the lines `old` lacks are looked at (no candidate spans two lines)
         before = set(old.decode("utf-8", "replace").split("\n"))
-        numbers = [n for n in numbers if lines[n - 1] not in before]
+        fresh = [n for n, line in enumerate(lines, 1) if line not in before]
+        numbers = [fresh[i - 1] for i in candidate_lines("\n".join(lines[n - 1] for n in fresh))]
+    else:
+        numbers = candidate_lines(text)
     if not numbers:
-        return []  # only old lines could fire: detect-secrets is not even loaded
+        return []  # no line a detector could fire on: detect-secrets is not even loaded
     kinds: dict[int, list[str]] = {}
     values: dict[int, set[str]] = {}
     for secret in _engine().scan_lines(path, lines, numbers):
@@ -375,7 +375,10 @@ def scan_tree_sets(
         pairs.append((n, "index", old.index, new.index))
         if new.overlay:
             pairs.append((n, "untracked", old.overlay or EMPTY_TREE, new.overlay))
-    changed = changed_files_many(repo, [(old, new) for _, _, old, new in pairs])
+    # Checkpoints of one task share most of their trees: each pair is compared once.
+    distinct = list(dict.fromkeys((old, new) for _, _, old, new in pairs))
+    found = dict(zip(distinct, changed_files_many(repo, distinct), strict=True))
+    changed = [found[old, new] for _, _, old, new in pairs]
     jobs: list[tuple[int, str, str, str | None, str]] = []  # item, path, blob, old, where
     seen: set[tuple[int, str, str]] = set()
     for (n, where, _, _), rows in zip(pairs, changed, strict=True):
@@ -437,6 +440,7 @@ def _scan_stored(repo: Repo, cps: list[Checkpoint], allow: Iterable[str]) -> lis
     wanted = [c.index_commit for c in cps]
     wanted += [c.overlay_commit for c in cps if c.overlay_commit]
     wanted += [c.base for c in cps if c.base]
+    wanted = list(dict.fromkeys(wanted))
     trees = dict(zip(wanted, _trees(repo, wanted), strict=True))
     items: list[tuple[str | None, TreeSet, TreeSet]] = []
     for cp in cps:
