@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import GitFailed, UsageError
 from . import locate
 from .formats import CONFIG_PATTERN, ZERO_OID, config_bool, parse_config
-from .spawn import child_env, link_or_copy, private_folder, remove_folder
+from .spawn import SCRATCH_PREFIX, child_env, link_or_copy, private_folder, remove_folder
 
 if TYPE_CHECKING:
     import pygit2
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 # (fetch.unpackLimit). Not `index-pack --stdin`: its collision check lists every loose
 # object folder, which costs more than the pack saves in a repository with many.
 PACK_FROM = 128
+# Repo.refs_elsewhere's folders, <common dir>/checkpoint-refs-<pid>-<random>/: a scratch
+# folder doctor finds, and the pid tells whether the process that made it still runs.
+REFS_ELSEWHERE = f"{SCRATCH_PREFIX}refs-"
 
 
 def run_git(
@@ -289,6 +292,40 @@ class Repo:
             if seed is not None and seed.exists():
                 link_or_copy(str(seed), index)
             yield {"GIT_INDEX_FILE": index}
+        finally:
+            remove_folder(folder)
+
+    @contextlib.contextmanager
+    def refs_elsewhere(self, refs: Mapping[str, str]) -> Iterator[list[str]]:
+        """A scratch repository in the git dir holding `refs` (name -> commit) in one
+        packed-refs file, for a command that reads many refs at once: git writes each
+        ref of a repository as a file of its own, and ten thousand of those cost more
+        than the push that reads them. The scratch repository borrows this one's
+        objects (alternates), config (an include), hooks and shallow boundary, so a
+        command run there acts as it would here. Yields the git options that point a
+        command at it; removed after."""
+        folder = private_folder(str(self.common_dir), f"{REFS_ELSEWHERE}{os.getpid()}-")
+        try:
+            git_dir = Path(folder)
+            (git_dir / "objects" / "info").mkdir(parents=True)
+            (git_dir / "refs").mkdir()
+            objects = (self.common_dir / "objects").resolve()
+            (git_dir / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+            (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+            (git_dir / "config").write_text("[core]\n\trepositoryformatversion = 0\n")
+            if (self.common_dir / "shallow").exists():
+                link_or_copy(str(self.common_dir / "shallow"), str(git_dir / "shallow"))
+            lines = sorted(f"{oid} {name}\n".encode() for name, oid in refs.items())
+            packed = b"# pack-refs with: peeled fully-peeled sorted \n" + b"".join(lines)
+            (git_dir / "packed-refs").write_bytes(packed)
+            hooks = self.git("rev-parse", "--git-path", "hooks").decode().strip()
+            yield [
+                f"--git-dir={git_dir}",
+                "-c",
+                f"include.path={(self.common_dir / 'config').resolve()}",
+                "-c",
+                f"core.hooksPath={os.path.join(self.root, hooks)}",
+            ]
         finally:
             remove_folder(folder)
 

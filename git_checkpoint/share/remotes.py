@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 from ..core.errors import GitFailed, Refused, UsageError
 from ..core.text import counted, printable
-from ..gitcore.repo import Repo
+from ..gitcore.repo import REFS_ELSEWHERE, Repo
+from ..gitcore.spawn import remove_folder
 from ..storage import oplog
 from ..storage.notes import NOTES_REF, record_fetched
 from ..storage.refs import ID, REF_ROOT, REMOTE_ROOT, Checkpoint, load_checkpoints, validate_task
@@ -45,6 +46,9 @@ NOTES_ATTEMPTS = 40
 NOTES_PAUSE = 0.05
 # Under refs/notes/: `git notes` takes any other name as one below it.
 TMP_ROOT = "refs/notes/checkpoint-tmp/"
+# From this many new checkpoints, a push names them in a scratch repository's one
+# packed-refs file (Repo.refs_elsewhere) rather than as temporary refs here, one file each.
+PUSH_ELSEWHERE_FROM = 200
 # Where earlier versions kept them: refs/notes/checkpoint-<kind>/<remote>/<pid>.
 _OLD_TMP_ROOTS = tuple(f"refs/notes/checkpoint-{kind}/" for kind in ("push", "remote", "fetch"))
 # What git says when another push moved or locked a ref between our look and our push.
@@ -142,6 +146,10 @@ def _clean_leftovers(repo: Repo) -> None:
     left = leftover_refs(repo)
     if left:
         drop_refs(repo, left)
+    for folder in repo.common_dir.glob(f"{REFS_ELSEWHERE}*"):
+        pid = folder.name[len(REFS_ELSEWHERE) :].partition("-")[0]
+        if not (pid.isdigit() and _alive(int(pid))):
+            remove_folder(folder)
 
 
 def _drop_root(repo: Repo, root: str) -> None:
@@ -301,23 +309,33 @@ def _taken(remote: str, taken: list[tuple[Checkpoint, str]], meanwhile: int = -1
 
 def _push_new(repo: Repo, url: str, wanted: dict[str, str]) -> set[str]:
     """Create these refs (remote name -> commit) on the remote with one wildcard
-    refspec from temporary refs, without force: the names refused (taken meanwhile)."""
-    root = temp_root("push")
-    lines = "".join(
-        f"create {root}{ref[len(REF_ROOT) :]} {commit}\n" for ref, commit in wanted.items()
-    )
-    repo.git("update-ref", "--stdin", stdin=lines.encode())
-    try:
-        proc = repo.run(
-            ["push", "--porcelain", "--no-follow-tags", url, f"{root}*:{REF_ROOT}*"], check=False
+    refspec from temporary refs (git's refspecs by name cost a scan of every local ref
+    each), without force: the names refused (taken meanwhile)."""
+    push = ["push", "--porcelain", "--no-follow-tags", url]
+    if len(wanted) >= PUSH_ELSEWHERE_FROM:
+        with repo.refs_elsewhere(wanted) as there:
+            proc = repo.run([*there, *push, f"{REF_ROOT}*:{REF_ROOT}*"], check=False)
+    else:
+        root = temp_root("push")
+        lines = "".join(
+            f"create {root}{ref[len(REF_ROOT) :]} {commit}\n" for ref, commit in wanted.items()
         )
-    finally:
-        _drop_root(repo, root)
+        repo.git("update-ref", "--stdin", stdin=lines.encode())
+        try:
+            proc = repo.run([*push, f"{root}*:{REF_ROOT}*"], check=False)
+        finally:
+            _drop_root(repo, root)
     rejected = set()
     for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
         flag, _, rest = line.partition("\t")
-        if flag == "!":
-            rejected.add(rest.partition(":")[2].partition("\t")[0])
+        if flag != "!":
+            continue
+        names, _, summary = rest.partition("\t")
+        ref = names.partition(":")[2]
+        if not summary.startswith("[rejected]"):  # the remote refused it: a hook, a rule
+            why = f"{ref[len(REF_ROOT) :]}: {summary}"
+            raise GitFailed(["push", url], proc.returncode or 1, printable(why, 300))
+        rejected.add(ref)  # no fast-forward: the name holds another commit there
     if proc.returncode != 0 and not rejected:
         raise GitFailed(["push", url], proc.returncode, proc.stderr.decode("utf-8", "replace"))
     return rejected
