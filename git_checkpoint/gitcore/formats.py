@@ -60,7 +60,7 @@ def object_id(kind: bytes, body: bytes) -> str:
 
 def is_oid(text: str) -> bool:
     """Whether `text` is an object id: 40 or 64 lowercase hex digits."""
-    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+    return len(text) in (40, 64) and not text.strip("0123456789abcdef")
 
 
 def canonical_mode(mode: int) -> int:
