@@ -16,10 +16,10 @@ from ..config.parse import load_config
 from ..core.errors import CheckpointError
 from ..core.lock import holder
 from ..core.text import counted
-from ..gitcore.repo import Repo
+from ..gitcore.repo import REFS_ELSEWHERE, Repo
 from ..gitcore.spawn import SCRATCH_PREFIX
 from ..install import git_hooks, installer, manage
-from ..share.remotes import leftover_refs
+from ..share.remotes import leftover_folders, leftover_refs
 from ..storage.journal import read_journal
 
 # rev-parse --path-format=absolute (2.31) is the newest feature every command needs;
@@ -188,7 +188,7 @@ def check_leftovers(repo: Repo) -> list[Check]:
             str(p)
             for git_dir in _worktree_git_dirs(repo)
             for p in sorted(git_dir.glob(f"{SCRATCH_PREFIX}*"))
-            if p.is_dir() and p.stat().st_mtime < cutoff
+            if p.is_dir() and p.stat().st_mtime < cutoff and not p.name.startswith(REFS_ELSEWHERE)
         ]
         if scratch:
             out.append(
@@ -224,6 +224,16 @@ def check_leftovers(repo: Repo) -> list[Check]:
                 f"{counted(len(temporary), 'temporary ref')} of a killed push or fetch: "
                 f"{', '.join(temporary[:3])}",
                 "the next git checkpoint push or fetch removes them (or: git update-ref -d REF)",
+            )
+        )
+    folders = [str(p) for p in leftover_folders(repo)]
+    if folders:
+        out.append(
+            Check(
+                "refs",
+                "fail",
+                f"the scratch repository of a killed push: {', '.join(folders[:3])}",
+                f"the next git checkpoint push removes it (or: rm -rf {' '.join(folders)})",
             )
         )
     if not out:

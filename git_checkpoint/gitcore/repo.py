@@ -34,6 +34,28 @@ if TYPE_CHECKING:
 # (fetch.unpackLimit). Not `index-pack --stdin`: its collision check lists every loose
 # object folder, which costs more than the pack saves in a repository with many.
 PACK_FROM = 128
+# Config that says where a repository is: not carried to a scratch repository.
+_NOT_CARRIED = ("include.path", "core.worktree", "core.bare", "core.hookspath")
+
+
+def _config_parameters(listing: bytes) -> str:
+    """`git config --list -z` output as GIT_CONFIG_PARAMETERS: every entry, in order,
+    quoted as git quotes them ('key'='value'; 'key' alone for a key without one)."""
+
+    def quoted(text: str) -> str:
+        return "'" + text.replace("'", "'\\''") + "'"
+
+    items = []
+    for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
+        if not entry:
+            continue
+        key, has_value, value = entry.partition("\n")
+        if key in _NOT_CARRIED or (key.startswith("includeif.") and key.endswith(".path")):
+            continue
+        items.append(quoted(key) + ("=" + quoted(value) if has_value else ""))
+    return " ".join(items)
+
+
 # Repo.refs_elsewhere's folders, <common dir>/checkpoint-refs-<pid>-<random>/: a scratch
 # folder doctor finds, and the pid tells whether the process that made it still runs.
 REFS_ELSEWHERE = f"{SCRATCH_PREFIX}refs-"
@@ -296,14 +318,17 @@ class Repo:
             remove_folder(folder)
 
     @contextlib.contextmanager
-    def refs_elsewhere(self, refs: Mapping[str, str]) -> Iterator[list[str]]:
+    def refs_elsewhere(self, refs: Mapping[str, str]) -> Iterator[tuple[list[str], dict[str, str]]]:
         """A scratch repository in the git dir holding `refs` (name -> commit) in one
         packed-refs file, for a command that reads many refs at once: git writes each
         ref of a repository as a file of its own, and ten thousand of those cost more
-        than the push that reads them. The scratch repository borrows this one's
-        objects (alternates), config (an include), hooks and shallow boundary, so a
-        command run there acts as it would here. Yields the git options that point a
-        command at it; removed after."""
+        than the push that reads them. It borrows this repository's objects (alternates)
+        and shallow boundary, and the command run there reads this repository's config
+        as git reads it here: every file, every conditional include resolved here,
+        passed whole on the command line, and no config of its own. Its hooks are not
+        run (the caller runs this repository's: run_hook). Yields the git options and
+        the environment that point a command at it; removed after."""
+        config = _config_parameters(self.git("config", "--list", "-z"))
         folder = private_folder(str(self.common_dir), f"{REFS_ELSEWHERE}{os.getpid()}-")
         try:
             git_dir = Path(folder)
@@ -318,16 +343,28 @@ class Repo:
             lines = sorted(f"{oid} {name}\n".encode() for name, oid in refs.items())
             packed = b"# pack-refs with: peeled fully-peeled sorted \n" + b"".join(lines)
             (git_dir / "packed-refs").write_bytes(packed)
-            hooks = self.git("rev-parse", "--git-path", "hooks").decode().strip()
-            yield [
-                f"--git-dir={git_dir}",
-                "-c",
-                f"include.path={(self.common_dir / 'config').resolve()}",
-                "-c",
-                f"core.hooksPath={os.path.join(self.root, hooks)}",
-            ]
+            env = {
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_CONFIG_COUNT": "0",
+                "GIT_CONFIG_PARAMETERS": config,
+            }
+            yield [f"--git-dir={git_dir}"], env
         finally:
             remove_folder(folder)
+
+    def run_hook(
+        self, name: str, args: list[str], stdin: bytes
+    ) -> subprocess.CompletedProcess[bytes] | None:
+        """Run this repository's hook `name` as git runs it (in the top of the work
+        tree, `args`, `stdin`), output captured; None when there is none."""
+        hooks = self.git("rev-parse", "--git-path", "hooks").decode().strip()
+        hook = os.path.join(self.root, hooks, name)
+        if not (os.path.isfile(hook) and os.access(hook, os.X_OK)):
+            return None
+        return subprocess.run(
+            [hook, *args], cwd=self.root, input=stdin, capture_output=True, env=child_env()
+        )
 
     def state_dir(self) -> Path:
         """Our local, unshared state: shared by all linked worktrees of the repository."""

@@ -26,12 +26,15 @@ from __future__ import annotations
 import os
 import random
 import re
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..core.errors import GitFailed, Refused, UsageError
 from ..core.text import counted, printable
+from ..gitcore.formats import ZERO_OID
 from ..gitcore.repo import REFS_ELSEWHERE, Repo
 from ..gitcore.spawn import remove_folder
 from ..storage import oplog
@@ -146,10 +149,18 @@ def _clean_leftovers(repo: Repo) -> None:
     left = leftover_refs(repo)
     if left:
         drop_refs(repo, left)
-    for folder in repo.common_dir.glob(f"{REFS_ELSEWHERE}*"):
+    for folder in leftover_folders(repo):
+        remove_folder(folder)
+
+
+def leftover_folders(repo: Repo) -> list[Path]:
+    """Scratch repositories of pushes that are no longer running (killed)."""
+    left = []
+    for folder in sorted(repo.common_dir.glob(f"{REFS_ELSEWHERE}*")):
         pid = folder.name[len(REFS_ELSEWHERE) :].partition("-")[0]
         if not (pid.isdigit() and _alive(int(pid))):
-            remove_folder(folder)
+            left.append(folder)
+    return left
 
 
 def _drop_root(repo: Repo, root: str) -> None:
@@ -310,11 +321,19 @@ def _taken(remote: str, taken: list[tuple[Checkpoint, str]], meanwhile: int = -1
 def _push_new(repo: Repo, url: str, wanted: dict[str, str]) -> set[str]:
     """Create these refs (remote name -> commit) on the remote with one wildcard
     refspec from temporary refs (git's refspecs by name cost a scan of every local ref
-    each), without force: the names refused (taken meanwhile)."""
-    push = ["push", "--porcelain", "--no-follow-tags", url]
+    each), without force: the names refused because the remote holds another commit
+    there (taken meanwhile). Many go through a scratch repository (Repo.refs_elsewhere),
+    whose push this repository's pre-push hook vets first, as git would."""
+    push = ["push", "--porcelain", "--no-follow-tags"]
     if len(wanted) >= PUSH_ELSEWHERE_FROM:
-        with repo.refs_elsewhere(wanted) as there:
-            proc = repo.run([*there, *push, f"{REF_ROOT}*:{REF_ROOT}*"], check=False)
+        with repo.refs_elsewhere(wanted) as (options, env):
+            lines = "".join(f"{ref} {commit} {ref} {ZERO_OID}\n" for ref, commit in wanted.items())
+            vetted = repo.run_hook("pre-push", [url, url], lines.encode())
+            if vetted is not None and vetted.returncode != 0:
+                said = (vetted.stderr or vetted.stdout).decode("utf-8", "replace").strip()
+                raise GitFailed(["push", url], 1, f"the pre-push hook refused the push: {said}")
+            argv = [*options, *push, "--no-verify", url, f"{REF_ROOT}*:{REF_ROOT}*"]
+            proc = repo.run(argv, env=env, check=False)
     else:
         root = temp_root("push")
         lines = "".join(
@@ -322,23 +341,40 @@ def _push_new(repo: Repo, url: str, wanted: dict[str, str]) -> set[str]:
         )
         repo.git("update-ref", "--stdin", stdin=lines.encode())
         try:
-            proc = repo.run([*push, f"{root}*:{REF_ROOT}*"], check=False)
+            proc = repo.run([*push, url, f"{root}*:{REF_ROOT}*"], check=False)
         finally:
             _drop_root(repo, root)
-    rejected = set()
+    return _refused(proc, url, len(wanted))
+
+
+# How a remote refuses a create it lost a race for: the name came to hold a commit
+# between the ref listing it sent and the update (receive-pack's own words).
+_LOST_RACE = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
+
+
+def _refused(proc: subprocess.CompletedProcess[bytes], url: str, count: int) -> set[str]:
+    """From a `push --porcelain` of `count` creates: the names the remote holds another
+    commit under (git's "[rejected]", or a lost race); GitFailed for any other refusal
+    (a hook's, a rule's), with git's reason and how many were pushed all the same."""
+    taken, other = set(), []
     for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
         flag, _, rest = line.partition("\t")
         if flag != "!":
             continue
         names, _, summary = rest.partition("\t")
         ref = names.partition(":")[2]
-        if not summary.startswith("[rejected]"):  # the remote refused it: a hook, a rule
-            why = f"{ref[len(REF_ROOT) :]}: {summary}"
-            raise GitFailed(["push", url], proc.returncode or 1, printable(why, 300))
-        rejected.add(ref)  # no fast-forward: the name holds another commit there
-    if proc.returncode != 0 and not rejected:
+        if summary.startswith("[rejected]") or any(w in summary for w in _LOST_RACE):
+            taken.add(ref)
+        else:
+            other.append(f"{ref[len(REF_ROOT) :]}: {summary}")
+    if other:
+        pushed = count - len(taken) - len(other)
+        why = f"{other[0]}" + (f" (and {len(other) - 1} more)" if len(other) > 1 else "")
+        why += f"; the others were pushed ({counted(pushed, 'checkpoint')})" if pushed else ""
+        raise GitFailed(["push", url], proc.returncode or 1, printable(why, 400))
+    if proc.returncode != 0 and not taken:
         raise GitFailed(["push", url], proc.returncode, proc.stderr.decode("utf-8", "replace"))
-    return rejected
+    return taken
 
 
 def _push_notes(
