@@ -10,6 +10,7 @@ notes, opened on first use (only notes pay for importing pygit2).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import subprocess
@@ -38,22 +39,24 @@ PACK_FROM = 128
 _NOT_CARRIED = ("include.path", "core.worktree", "core.bare", "core.hookspath")
 
 
-def _config_parameters(listing: bytes) -> str:
-    """`git config --list -z` output as GIT_CONFIG_PARAMETERS: every entry, in order,
-    quoted as git quotes them ('key'='value'; 'key' alone for a key without one)."""
-
-    def quoted(text: str) -> str:
-        return "'" + text.replace("'", "'\\''") + "'"
-
-    items = []
+def _config_entries(listing: bytes) -> dict[str, str]:
+    """`git config --list -z` output as the environment that passes every entry to a
+    git command, in order (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n>, GIT_CONFIG_VALUE_<n>:
+    no limit on one variable's size). A key written without a value is a boolean
+    there, and passes as true."""
+    env: dict[str, str] = {}
+    count = 0
     for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
         if not entry:
             continue
         key, has_value, value = entry.partition("\n")
         if key in _NOT_CARRIED or (key.startswith("includeif.") and key.endswith(".path")):
             continue
-        items.append(quoted(key) + ("=" + quoted(value) if has_value else ""))
-    return " ".join(items)
+        env[f"GIT_CONFIG_KEY_{count}"] = key
+        env[f"GIT_CONFIG_VALUE_{count}"] = value if has_value else "true"
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
+    return env
 
 
 # Repo.refs_elsewhere's folders, <common dir>/checkpoint-refs-<pid>-<random>/: a scratch
@@ -328,7 +331,7 @@ class Repo:
         passed whole on the command line, and no config of its own. Its hooks are not
         run (the caller runs this repository's: run_hook). Yields the git options and
         the environment that point a command at it; removed after."""
-        config = _config_parameters(self.git("config", "--list", "-z"))
+        config = _config_entries(self.git("config", "--list", "-z"))
         folder = private_folder(str(self.common_dir), f"{REFS_ELSEWHERE}{os.getpid()}-")
         try:
             git_dir = Path(folder)
@@ -346,8 +349,8 @@ class Repo:
             env = {
                 "GIT_CONFIG_NOSYSTEM": "1",
                 "GIT_CONFIG_GLOBAL": os.devnull,
-                "GIT_CONFIG_COUNT": "0",
-                "GIT_CONFIG_PARAMETERS": config,
+                "GIT_CONFIG_PARAMETERS": "",  # the user's own are in the listing
+                **config,
             }
             yield [f"--git-dir={git_dir}"], env
         finally:
@@ -362,9 +365,15 @@ class Repo:
         hook = os.path.join(self.root, hooks, name)
         if not (os.path.isfile(hook) and os.access(hook, os.X_OK)):
             return None
-        return subprocess.run(
-            [hook, *args], cwd=self.root, input=stdin, capture_output=True, env=child_env()
-        )
+        for argv in ([hook, *args], ["/bin/sh", hook, *args]):
+            try:
+                return subprocess.run(
+                    argv, cwd=self.root, input=stdin, capture_output=True, env=child_env()
+                )
+            except OSError as exc:
+                if exc.errno != errno.ENOEXEC:  # no interpreter line: git runs it in sh
+                    raise GitFailed([name], 126, f"cannot run {hook}: {exc.strerror}") from None
+        raise GitFailed([name], 126, f"cannot run {hook}")  # pragma: no cover - sh itself
 
     def state_dir(self) -> Path:
         """Our local, unshared state: shared by all linked worktrees of the repository."""

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 # Variables that would make a git child act on another repository than ours.
-REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+# GIT_CONFIG points `git config` alone at another file.
+REPO_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_CONFIG",
+)
 
 
 class Spawned:

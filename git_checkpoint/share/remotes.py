@@ -331,7 +331,8 @@ def _push_new(repo: Repo, url: str, wanted: dict[str, str]) -> set[str]:
             vetted = repo.run_hook("pre-push", [url, url], lines.encode())
             if vetted is not None and vetted.returncode != 0:
                 said = (vetted.stderr or vetted.stdout).decode("utf-8", "replace").strip()
-                raise GitFailed(["push", url], 1, f"the pre-push hook refused the push: {said}")
+                why = f": {said}" if said else f" (exit {vetted.returncode})"
+                raise GitFailed(["push", url], 1, f"the pre-push hook refused the push{why}")
             argv = [*options, *push, "--no-verify", url, f"{REF_ROOT}*:{REF_ROOT}*"]
             proc = repo.run(argv, env=env, check=False)
     else:

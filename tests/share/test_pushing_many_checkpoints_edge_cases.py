@@ -161,3 +161,98 @@ def test_doctor_names_what_a_killed_push_of_many_left_at_once(repo: Repo, tmp_pa
     left = [p.name for p in (a.path / ".git").glob("checkpoint-refs-*")]
     assert left, "the kill came after the push removed its scratch repository"
     assert left[0] in doctor.stdout, doctor.stdout
+
+
+def _server_saying_push_options(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare server whose pre-receive hook writes the push options it was given, sorted,
+    to the returned file."""
+    server = bare_repo(tmp_path / "server.git")
+    subprocess.run(["git", "config", "receive.advertisePushOptions", "true"], cwd=server)
+    said = tmp_path / "push-options"
+    (server / "hooks").mkdir(exist_ok=True)
+    (server / "hooks" / "pre-receive").write_text(
+        f'#!/bin/sh\nenv | grep ^GIT_PUSH_OPTION_[0-9] | cut -d= -f2 | sort > "{said}"\n'
+        "cat > /dev/null\n"
+    )
+    (server / "hooks" / "pre-receive").chmod(0o755)
+    return server, said
+
+
+@COUNTS
+def test_a_config_entry_named_alone_with_an_equals_sign_in_its_subsection_is_read_as_git_reads_it(
+    repo: Repo, tmp_path: Path, count: int
+) -> None:
+    # A boolean written as its name alone, under a URL with a query: git reads
+    # http.<url>.sslVerify as true; split at its "=", it is no key git accepts.
+    server = bare_repo(tmp_path / "server.git")
+    a = publish(repo, server.as_uri())
+    wanted = _many(a, count)
+    with (a.path / ".git" / "config").open("a") as config:
+        config.write('[http "https://example.com/?a=b"]\n\tsslVerify\n')
+
+    a.cp("push")
+
+    assert _refs(server) == wanted
+
+
+@COUNTS
+def test_a_config_larger_than_one_environment_variable_holds_reaches_the_push(
+    repo: Repo, tmp_path: Path, count: int
+) -> None:
+    # A long-lived clone's tracking config, thousands of branches: more than Linux lets
+    # one environment variable or argument hold (MAX_ARG_STRLEN, 128 KiB).
+    server, said = _server_saying_push_options(tmp_path)
+    a = publish(repo, server.as_uri())
+    wanted = _many(a, count)
+    with (a.path / ".git" / "config").open("a") as config:
+        for n in range(2000):
+            config.write(
+                f'[branch "feature/{n:05d}"]\n\tremote = origin\n'
+                f"\tmerge = refs/heads/feature/{n:05d}\n"
+            )
+        config.write("[push]\n\tpushOption = after-the-branches\n")
+    assert len(a.git("config", "--list", "-z").encode()) > 128 * 1024
+
+    a.cp("push")
+
+    assert said.read_text().split() == ["after-the-branches"]
+    assert _refs(server) == wanted
+
+
+@COUNTS
+def test_a_pre_push_hook_without_an_interpreter_line_runs_in_the_shell(
+    repo: Repo, tmp_path: Path, count: int
+) -> None:
+    # git runs an executable hook the kernel cannot start (no #! line) with /bin/sh.
+    server = bare_repo(tmp_path / "server.git")
+    a = publish(repo, server.as_uri())
+    wanted = _many(a, count)
+    seen = tmp_path / "seen"
+    hook = a.path / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f'cat > "{seen}"\n')
+    hook.chmod(0o755)
+
+    a.cp("push")
+
+    assert len(seen.read_text().splitlines()) == count
+    assert _refs(server) == wanted
+
+
+@COUNTS
+def test_git_config_in_the_environment_leaves_the_push_reading_this_repositorys_config(
+    repo: Repo, tmp_path: Path, count: int
+) -> None:
+    # GIT_CONFIG names the one file `git config` reads (as --file would); git push
+    # ignores it and reads this repository's config.
+    server, said = _server_saying_push_options(tmp_path)
+    a = publish(repo, server.as_uri())
+    wanted = _many(a, count)
+    a.git("config", "push.pushOption", "from-this-repository")
+    elsewhere = tmp_path / "elsewhere.gitconfig"
+    elsewhere.write_text("[user]\n\tname = Someone Else\n")
+
+    a.cp("push", env={"GIT_CONFIG": str(elsewhere)})
+
+    assert said.read_text().split() == ["from-this-repository"]
+    assert _refs(server) == wanted
