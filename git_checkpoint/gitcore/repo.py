@@ -233,7 +233,7 @@ class Repo:
             if "not a git repository" in reason or "work tree" in reason:
                 raise UsageError(f"not inside a git work tree: {where}")
             raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
-        lines = proc.stdout.decode().splitlines()
+        lines = os.fsdecode(proc.stdout).splitlines()  # a path need not be UTF-8
         if len(lines) != 3:
             raise UsageError(f"not inside a git work tree (a bare repository?): {where}")
         root, git_dir, common = (Path(x) for x in lines)
@@ -241,7 +241,7 @@ class Repo:
             if not root.is_dir():  # GIT_WORK_TREE names a folder git does not check
                 raise UsageError(f"no such folder: {root} (GIT_WORK_TREE)")
             plain = run_git(["rev-parse", "--absolute-git-dir"], root, check=False)
-            if Path(plain.stdout.decode().strip()) != git_dir:
+            if Path(os.fsdecode(plain.stdout).strip()) != git_dir:
                 raise UsageError(
                     f"GIT_DIR={os.environ.get('GIT_DIR', '')} is not the git dir of the work "
                     f"tree {root}: run git checkpoint without it, from the work tree"
