@@ -10,6 +10,11 @@ try:  # CPython's own SHA-1: hashlib would start OpenSSL on the hook path
 except ImportError:  # pragma: no cover - another Python
     from hashlib import sha1 as sha1
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 ZERO_OID = "0" * 40
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git add -N puts it in the index
@@ -53,9 +58,27 @@ CONFIG_PATTERN = (
 CONFIG_ARGV = ("config", "-z", "--get-regexp", CONFIG_PATTERN)
 
 
+# OpenSSL's SHA-1 (hashlib) hashes several times faster than CPython's own, but loading
+# it costs what hashing about a megabyte the slow way does: a process takes it up once
+# it has hashed that much (a wide restore hashes every file it overwrites).
+_OPENSSL_AFTER = 1 << 20
+_hashed = 0
+_openssl: Callable[[bytes], Any] | None = None
+
+
 def object_id(kind: bytes, body: bytes) -> str:
     """The SHA-1 id git gives an object of `kind` (b"blob", b"tree", b"commit")."""
-    return str(sha1(b"%s %d\0" % (kind, len(body)) + body).hexdigest())
+    global _hashed, _openssl
+    data = b"%s %d\0" % (kind, len(body)) + body
+    if _openssl is None:
+        _hashed += len(data)
+        if _hashed < _OPENSSL_AFTER:
+            return str(sha1(data).hexdigest())
+        import functools
+        import hashlib
+
+        _openssl = functools.partial(hashlib.sha1, usedforsecurity=False)
+    return str(_openssl(data).hexdigest())
 
 
 def is_oid(text: str) -> bool:
