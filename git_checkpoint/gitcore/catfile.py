@@ -197,15 +197,15 @@ class Objects:
                 except (OSError, ValueError):  # git gone: the reading says why
                     pass
 
-            # The child's stdin is empty when a request starts: it read every earlier
-            # name before answering it.
             writer: threading.Thread | None = None
-            if len(listing) <= _INLINE_REQUEST:
-                write()
-            else:
-                writer = threading.Thread(target=write, name="cat-file-names", daemon=True)
-                writer.start()
             try:
+                # The child's stdin is empty when a request starts: it read every
+                # earlier name before answering it.
+                if len(listing) <= _INLINE_REQUEST:
+                    write()
+                else:
+                    writer = threading.Thread(target=write, name="cat-file-names", daemon=True)
+                    writer.start()
                 for _ in names:
                     line = out.readline()
                     if not line:

@@ -183,8 +183,10 @@ def _engine() -> _Engine:
 
 def candidate_lines(text: str) -> list[int]:
     """1-based numbers of the lines a detector could fire on."""
+    lower = text.lower()  # may be longer ("İ" lowers to two), never by a newline
+    starts = [m.start() for m in re.finditer("\n", lower)]
+    found = {bisect.bisect_left(starts, m.start()) + 1 for m in _CANDIDATE.finditer(lower)}
     starts = [m.start() for m in re.finditer("\n", text)]
-    found = {bisect.bisect_left(starts, m.start()) + 1 for m in _CANDIDATE.finditer(text.lower())}
     found |= {bisect.bisect_left(starts, m.start()) + 1 for m in _CANDIDATE_CASED.finditer(text)}
     return sorted(found)
 
