@@ -74,17 +74,25 @@ def _temporary_refs(path: Path) -> str:
     ).stdout
 
 
+def _server_saying_push_options(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare server whose pre-receive hook writes the push options it was given, sorted,
+    to the returned file."""
+    server = bare_repo(tmp_path / "server.git")
+    subprocess.run(["git", "config", "receive.advertisePushOptions", "true"], cwd=server)
+    said = tmp_path / "push-options"
+    (server / "hooks").mkdir(exist_ok=True)
+    (server / "hooks" / "pre-receive").write_text(
+        f'#!/bin/sh\nenv | grep ^GIT_PUSH_OPTION_[0-9] | cut -d= -f2 | sort > "{said}"\n'
+        "cat > /dev/null\n"
+    )
+    (server / "hooks" / "pre-receive").chmod(0o755)
+    return server, said
+
+
 def test_many_checkpoints_land_with_this_repositorys_hooks_and_config(
     repo: Repo, tmp_path: Path
 ) -> None:
-    server = bare_repo(tmp_path / "server.git")
-    subprocess.run(["git", "config", "receive.advertisePushOptions", "true"], cwd=server)
-    said = tmp_path / "push-option"
-    (server / "hooks").mkdir(exist_ok=True)
-    (server / "hooks" / "pre-receive").write_text(
-        f'#!/bin/sh\necho "$GIT_PUSH_OPTION_0" >> "{said}"\ncat > /dev/null\n'
-    )
-    (server / "hooks" / "pre-receive").chmod(0o755)
+    server, said = _server_saying_push_options(tmp_path)
     a = publish(repo, server.as_uri())
     wanted = _many(a)
     a.git("config", "push.pushOption", "from-this-repository")

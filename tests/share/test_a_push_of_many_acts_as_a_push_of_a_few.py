@@ -18,7 +18,7 @@ from git_checkpoint.share.remotes import PUSH_ELSEWHERE_FROM
 
 from ..conftest import Repo, make_repo
 from ..servers import bare_repo, publish
-from .test_pushing_many_checkpoints import _many, _refs
+from .test_pushing_many_checkpoints import _many, _refs, _server_saying_push_options
 
 COUNTS = pytest.mark.parametrize("count", [PUSH_ELSEWHERE_FROM - 1, PUSH_ELSEWHERE_FROM])
 
@@ -67,15 +67,7 @@ def test_config_git_reads_for_this_repository_reaches_the_push(
 ) -> None:
     # A push option from each place git finds config for this repository beside its
     # .git/config: a global include on its git dir, one on its branch, its worktree's.
-    server = bare_repo(tmp_path / "server.git")
-    subprocess.run(["git", "config", "receive.advertisePushOptions", "true"], cwd=server)
-    said = tmp_path / "push-options"
-    (server / "hooks").mkdir(exist_ok=True)
-    (server / "hooks" / "pre-receive").write_text(
-        f'#!/bin/sh\nenv | grep ^GIT_PUSH_OPTION_[0-9] | cut -d= -f2 | sort > "{said}"\n'
-        "cat > /dev/null\n"
-    )
-    (server / "hooks" / "pre-receive").chmod(0o755)
+    server, said = _server_saying_push_options(tmp_path)
     a = publish(repo, server.as_uri())
     wanted = _many(a, count)
     a.git("checkout", "-q", "-b", "feature")
@@ -161,21 +153,6 @@ def test_doctor_names_what_a_killed_push_of_many_left_at_once(repo: Repo, tmp_pa
     left = [p.name for p in (a.path / ".git").glob("checkpoint-refs-*")]
     assert left, "the kill came after the push removed its scratch repository"
     assert left[0] in doctor.stdout, doctor.stdout
-
-
-def _server_saying_push_options(tmp_path: Path) -> tuple[Path, Path]:
-    """A bare server whose pre-receive hook writes the push options it was given, sorted,
-    to the returned file."""
-    server = bare_repo(tmp_path / "server.git")
-    subprocess.run(["git", "config", "receive.advertisePushOptions", "true"], cwd=server)
-    said = tmp_path / "push-options"
-    (server / "hooks").mkdir(exist_ok=True)
-    (server / "hooks" / "pre-receive").write_text(
-        f'#!/bin/sh\nenv | grep ^GIT_PUSH_OPTION_[0-9] | cut -d= -f2 | sort > "{said}"\n'
-        "cat > /dev/null\n"
-    )
-    (server / "hooks" / "pre-receive").chmod(0o755)
-    return server, said
 
 
 @COUNTS
