@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.records import to_the_second
 from ..core.text import counted
 from ..share.review import Timeline, TimelineEntry, VerifierRun, build_timeline
 from .context import Context
@@ -82,9 +83,11 @@ class ReviewResult:
             out.append(f"    changes: {', '.join(e.diffs())}")
             for r in e.verifiers:
                 code = f" (exit {r.exit_code})" if r.status == "failed" else ""
-                out.append(f"    verifier {r.name}: {r.status}{code}{r.who()} at {r.at}")
+                out.append(
+                    f"    verifier {r.name}: {r.status}{code}{r.who()} at {to_the_second(r.at)}"
+                )
             for f in e.forced:
-                out.append(f"    forced promotion by {f.by} at {f.at}: {f.reason}")
+                out.append(f"    forced promotion by {f.by} at {to_the_second(f.at)}: {f.reason}")
             if e.hypothesis:
                 out.append(f"    hypothesis: {e.hypothesis}")
         return out
@@ -104,7 +107,10 @@ class ReviewResult:
         forced = [(e, f) for e in self.timeline.entries for f in e.forced]
         if forced:
             out += ["", "Forced promotions:", ""]
-            out += [f"- `{e.id}` by {_cell(f.by)} at {f.at}: {_cell(f.reason)}" for e, f in forced]
+            out += [
+                f"- `{e.id}` by {_cell(f.by)} at {to_the_second(f.at)}: {_cell(f.reason)}"
+                for e, f in forced
+            ]
         for e in self.timeline.entries:
             out += ["", *self._markdown_entry(e)]
         return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from html import escape
 
+from ..core.records import to_the_second
 from ..core.text import counted
 from ..share.review import FilePatch, Timeline, TimelineEntry, VerifierRun
 
@@ -218,7 +219,7 @@ def _runs(runs: list[VerifierRun]) -> str:
             f"<td>{_badge(r.status)}</td>"
             f'<td class="mono">{_e(code)}</td>'
             f"<td>{_e(took)}</td>"
-            f'<td class="mono">{_e(r.at)}</td>'
+            f'<td class="mono">{_e(to_the_second(r.at))}</td>'
             f"<td>{_e(r.by or '')}{(' on ' + _e(r.host)) if r.host else ''}</td>"
             f"<td>{_e(r.where)}</td>"
             "</tr>"
@@ -232,7 +233,7 @@ def _runs(runs: list[VerifierRun]) -> str:
         '<details class="tail" open><summary>'
         f"<code>{_e(r.name)}</code> {_e(r.status)}"
         + (f" (exit {_e(r.exit_code)})" if r.exit_code is not None else "")
-        + f"{_e(r.who())} at {_e(r.at)}: "
+        + f"{_e(r.who())} at {_e(to_the_second(r.at))}: "
         + f"its last {counted(r.output_tail.count(chr(10)) + 1, 'line')}"
         f'</summary><pre class="tail">{_e(r.output_tail)}</pre></details>'
         for r in runs
@@ -245,7 +246,8 @@ def _forced(e: TimelineEntry) -> list[str]:
     if not e.forced:
         return []
     items = "".join(
-        f"<li>by {_e(f.by)} at <span class=mono>{_e(f.at)}</span>: {_e(f.reason)}</li>"
+        f"<li>by {_e(f.by)} at <span class=mono>{_e(to_the_second(f.at))}</span>: "
+        f"{_e(f.reason)}</li>"
         for f in e.forced
     )
     return ["<h3>Forced promotions</h3>", f"<ul>{items}</ul>"]

@@ -34,6 +34,18 @@ def now_iso() -> str:
     return now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def now_iso_precise() -> str:
+    """The current time to the microsecond: for records whose order is read back from
+    their times alone, where a second would tie."""
+    return now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def to_the_second(at: str) -> str:
+    """A record's time as people read it: `2026-01-15T12:00:00.123456Z` → `…:00Z`."""
+    head, dot, tail = at.partition(".")
+    return f"{head}Z" if dot and tail.endswith("Z") and tail[:-1].isdigit() else at
+
+
 def append_json_line(path: Path, record: dict[str, Any]) -> None:
     """One JSON object as one line; O_APPEND keeps concurrent lines whole."""
     line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()

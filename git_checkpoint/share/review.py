@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import GitFailed, UsageError
+from ..core.records import to_the_second
 from ..core.text import counted, printable, quote_path
 from ..gitcore.formats import EMPTY_TREE
 from ..gitcore.repo import Repo
@@ -113,7 +114,7 @@ class VerifierRun:
 
     def line(self) -> str:
         """`unit failed (exit 1) by X <x@example.com> in workspace at T`."""
-        return f"{self.short()}{self.who()} at {self.at}"
+        return f"{self.short()}{self.who()} at {to_the_second(self.at)}"
 
     def short(self) -> str:
         """`unit failed (exit 1)`."""

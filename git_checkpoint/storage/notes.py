@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from ..core.errors import GitFailed
-from ..core.records import append_json_line, json_lines, now_iso
+from ..core.records import append_json_line, json_lines, now_iso_precise
 from ..gitcore.formats import EXECUTABLE_MODE, FILE_MODE, SYMLINK_MODE
 from ..gitcore.repo import Repo
 
@@ -90,7 +90,7 @@ def record_fetched(repo: Repo, before: str | None, after: str | None) -> int:
     import pygit2
 
     odb = repo.odb
-    now = now_iso()
+    now = now_iso_precise()
     new_tree = odb[after].peel(pygit2.Tree)
     changed: list[tuple[Any, Any]]
     if before is None:
@@ -141,9 +141,11 @@ def append_event(repo: Repo, commit: str, event: dict[str, Any]) -> dict[str, An
     """Append one event line to the checkpoint's note (callers hold the lock)."""
     import pygit2
 
-    # `id`: two runs alike to the second (two machines, one verifier) stay two lines
-    # when cat_sort_uniq merges the notes, which drops lines that are the same.
-    record = {"at": now_iso(), "id": os.urandom(6).hex(), **event}
+    # `at` to the microsecond: the merged note's lines are sorted (cat_sort_uniq), so
+    # their times alone must order two events of one second. `id`: two runs alike to
+    # the microsecond (two machines, one verifier) stay two lines when the merge drops
+    # lines that are the same.
+    record = {"at": now_iso_precise(), "id": os.urandom(6).hex(), **event}
     text = _note_text(repo, commit).rstrip("\n")
     line = json.dumps(record, sort_keys=True, ensure_ascii=False)
     body = f"{text}\n{line}\n" if text else f"{line}\n"

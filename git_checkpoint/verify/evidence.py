@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import GitFailed
+from ..core.records import to_the_second
 from ..core.text import printable
 from ..fast import treecache
 from ..gitcore.catfile import Objects, Tree, raw_entries
@@ -41,7 +42,7 @@ class VerifierEvidence:
     where: str | None = None  # workspace | temporary worktree | …
 
     def line(self) -> str:
-        detail = f"{self.status} {self.at}".strip()
+        detail = f"{self.status} {to_the_second(self.at)}".strip()
         if self.host:
             detail += f" on {self.host}"
         return verifier_line(self.name, detail)

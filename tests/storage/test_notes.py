@@ -23,7 +23,7 @@ EVENT = {"event": "verifier", "name": "unit", "status": "passed", "duration_s": 
 
 
 def test_the_same_event_twice_is_two_lines(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(notes, "now_iso", lambda: "2026-12-01T00:00:00Z")
+    monkeypatch.setattr(notes, "now_iso_precise", lambda: "2026-12-01T00:00:00.000000Z")
     repo.cp("save", "-m", "one")
     commit = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
     found = GitRepo.discover(repo.path)
@@ -37,9 +37,24 @@ def test_the_same_event_twice_is_two_lines(repo: Repo, monkeypatch: pytest.Monke
     events = notes.read_events(GitRepo.discover(repo.path), commit)
     assert len(events) == 2 and events[0]["id"] != events[1]["id"]
     assert all(
-        {k: v for k, v in e.items() if k != "id"} == {"at": "2026-12-01T00:00:00Z", **EVENT}
+        {k: v for k, v in e.items() if k != "id"} == {"at": "2026-12-01T00:00:00.000000Z", **EVENT}
         for e in events
     )
+
+
+def test_events_of_one_second_keep_their_order_when_the_merge_sorts_the_lines(
+    repo: Repo,
+) -> None:
+    """A merged note's lines are sorted, not in the order they were written: two events of
+    one second (a verify here, a reviewer's verify fetched) are still read oldest first."""
+    repo.cp("save", "-m", "one")
+    commit = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    found = GitRepo.discover(repo.path)
+    written = [notes.append_event(found, commit, {**EVENT, "name": f"v{i}"}) for i in range(8)]
+    lines = sorted(json.dumps(e, sort_keys=True) for e in written)  # as cat_sort_uniq leaves them
+    repo.git("notes", f"--ref={notes.NOTES_REF}", "add", "-f", "-m", "\n".join(lines), commit)
+    read = notes.read_events(GitRepo.discover(repo.path), commit)
+    assert [e["name"] for e in read] == [f"v{i}" for i in range(8)]
 
 
 def _old_lines(repo: Repo, commit: str, *events: Any) -> None:
