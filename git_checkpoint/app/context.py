@@ -56,7 +56,9 @@ def load_context(
     if repo is None:
         repo = Repo.discover(cwd)
     try:
-        config = load_config(repo.root, repo.checkpoint_config())
+        config = load_config(
+            repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint"
+        )
         return Context(repo=repo, config=config, prescan=prescan)
     except UsageError as exc:
         if not tolerant:

@@ -3,6 +3,8 @@ as parse.py reads them from `.checkpoint.yaml` and `git config checkpoint.*`."""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field, replace
 
 from ..core.errors import UsageError
@@ -131,3 +133,31 @@ def include_problem(path: str) -> str | None:
     if normal.split("/")[0].lower() == ".git":
         return "inside .git"
     return None
+
+
+# Sizes (`50 MiB`) and ages (`14d`), in the file and in `git config`.
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "kib": 1024,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "gb": 1000**3,
+    "gib": 1024**3,
+}
+_AGE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_size(text: str) -> int | None:
+    m = _SIZE.match(text)
+    if not m:
+        return None
+    size = float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "b").lower()]
+    return int(size) if math.isfinite(size) else None  # 400 nines is no size either
+
+
+def parse_age(text: str) -> int | None:
+    m = _AGE.match(text)
+    return int(m.group(1)) * _AGE_UNITS[m.group(2)] if m else None

@@ -1,11 +1,14 @@
 """Small records on disk: the clock every record is stamped with, atomic replacement of
-a file, and JSON Lines (one object a line, appended whole by concurrent writers)."""
+a file, JSON Lines (one object a line, appended whole by concurrent writers), and the
+bounded read of a file anyone could have replaced (a FIFO, a link to /dev/zero)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +81,37 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
             fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of `path` if it is a regular file, None if there is nothing there.
+
+    Never through a symlink, never from a FIFO, device or folder, never more than
+    `max_bytes`: a checkpoint can put anything at `.checkpoint.yaml`, and every command
+    reads it first. Anything else is a one-line UsageError.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO must not wait for a writer
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path}: is a symbolic link; it must be a regular file") from None
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{path}: not a regular file; remove it or replace it with one")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes and (chunk := os.read(fd, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise UsageError(f"{path}: larger than {max_bytes} bytes; is it the right file?")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)

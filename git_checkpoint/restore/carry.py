@@ -350,7 +350,9 @@ def _uncovered(
     interrupted restore did not write was there before it: it stays (`keep`).
     """
     try:
-        rules = load_config(repo.root, repo.checkpoint_config())
+        rules = load_config(
+            repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint"
+        )
     except UsageError:
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
     # (what the limits leave out stays where it is: it is in no checkpoint)

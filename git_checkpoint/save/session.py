@@ -118,7 +118,9 @@ def auto_save(
         repo = Repo.discover(cwd)
     problem = None
     try:
-        config = load_config(repo.root, repo.checkpoint_config())
+        config = load_config(
+            repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint"
+        )
     except UsageError as exc:  # the net stays on: the defaults stand in for a broken file
         config, problem = Config(), _once(repo, str(exc))
     request = SaveRequest(

@@ -15,9 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..config.model import Config
+from ..core import yamltext
 from ..core.errors import Refused, UsageError
 from ..core.records import now
 from ..core.text import kept
@@ -250,7 +249,7 @@ def fit_manifest(manifest: dict[str, Any], limit: int = MANIFEST_MAX_BYTES) -> l
         others = len(_dump({**manifest, "intent_to_add": []}))
         kept_paths, room = 0, limit - others - 64  # (64: the total's line)
         for path in marked:
-            room -= len(_dump([path]))
+            room -= len(_dump({"p": [path]})) - len("p:\n")  # its line
             if room < 0:
                 break
             kept_paths += 1
@@ -269,7 +268,12 @@ def fit_manifest(manifest: dict[str, Any], limit: int = MANIFEST_MAX_BYTES) -> l
 
 
 def _dump(data: Any) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    try:
+        return yamltext.dump(data)
+    except yamltext.Unsupported:
+        import yaml
+
+        return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-import yaml
-
+from ..core import yamltext
 from ..core.records import now, now_iso
 from ..gitcore.repo import Repo
 
@@ -41,19 +40,24 @@ class Captured(Protocol):
 MANIFEST_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_DEPTH = 64  # ours nest 3 deep; libyaml must never recurse as deep as it would go
 _BRACKETS = re.compile(r"[\[\]{}]")
-_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADERS: list[Any] = []  # PyYAML's loaders, made on first use: (fast, manifest)
 
 
-class _ManifestLoader(_FAST_LOADER):  # type: ignore[misc]
-    """Safe loading with timestamps left as strings: a bad date must not make a manifest
-    unreadable. C-accelerated where libyaml is there (listing parses every manifest).
-    """
+def _loaders() -> tuple[Any, Any]:
+    """PyYAML's fastest safe loader, and one that leaves timestamps as strings (a bad
+    date must not make a manifest unreadable). C-accelerated where libyaml is there
+    (listing parses every manifest that core.yamltext does not read)."""
+    if not _LOADERS:
+        import yaml
 
-
-_ManifestLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+        fast: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        resolvers = {
+            first: [(tag, rx) for tag, rx in found if tag != "tag:yaml.org,2002:timestamp"]
+            for first, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        manifest = type("_ManifestLoader", (fast,), {"yaml_implicit_resolvers": resolvers})
+        _LOADERS.extend((fast, manifest))
+    return _LOADERS[0], _LOADERS[1]
 
 
 def _too_deep(body: str) -> bool:
@@ -135,8 +139,10 @@ def _uses_aliases(body: str) -> bool:
     """
     if "&" not in body or "*" not in body:  # no anchor or no alias: the common case
         return False
+    import yaml
+
     return any(
-        isinstance(event, yaml.AliasEvent) for event in yaml.parse(body, Loader=_FAST_LOADER)
+        isinstance(event, yaml.AliasEvent) for event in yaml.parse(body, Loader=_loaders()[0])
     )
 
 
@@ -158,12 +164,16 @@ def _parse(body: str) -> tuple[dict[str, Any], str | None]:
         return {}, "manifest too large"
     if _too_deep(body):
         return {}, "manifest nests too deep"
-    try:
-        if _uses_aliases(body):
-            return {}, "manifest uses YAML aliases"
-        data = yaml.load(body, Loader=_ManifestLoader)
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
-        return {}, "manifest is not valid YAML"
+    data: Any = yamltext.load(body)  # what this tool writes, read without PyYAML
+    if data is None:
+        import yaml
+
+        try:
+            if _uses_aliases(body):
+                return {}, "manifest uses YAML aliases"
+            data = yaml.load(body, Loader=_loaders()[1])
+        except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+            return {}, "manifest is not valid YAML"
     if not isinstance(data, dict):
         return {}, "manifest is not a mapping"
     wrong = [key for key, fits in _FIELDS.items() if key in data and not fits(data[key])]

@@ -13,12 +13,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from pathlib import Path
 from typing import Any
 
+from ..core.errors import UsageError
+from ..core.records import read_regular_file
 from ..gitcore.repo import Repo
 
 NAME = "manifests.json"
 MOST = 4096  # entries kept; the oldest go first
+CACHE_MAX_BYTES = 256 * 1024 * 1024  # 4,096 manifests of up to 1 MiB would be more
 Parsed = tuple[dict[str, Any], str | None]
 
 
@@ -32,12 +36,12 @@ class ManifestCache:
         self._path = os.path.join(repo.common_dir, "checkpoint", NAME)
         self._entries: dict[str, list[Any]] = {}
         self._dirty = False
-        try:
-            with open(self._path, encoding="utf-8") as fh:
-                data = json.load(fh)
+        try:  # a regular file only: a FIFO or a link to /dev/zero is no cache
+            raw = read_regular_file(Path(self._path), CACHE_MAX_BYTES)
+            data = json.loads(raw) if raw is not None else None
             if isinstance(data, dict):
                 self._entries = data
-        except (OSError, ValueError):
+        except (UsageError, ValueError, RecursionError):
             pass
 
     def get(self, oid: str) -> Parsed | None:

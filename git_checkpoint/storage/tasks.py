@@ -10,11 +10,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
-from ..config.parse import read_regular_file
+from ..core import yamltext
 from ..core.errors import UsageError
-from ..core.records import now_iso, write_atomic
+from ..core.records import now_iso, read_regular_file, write_atomic
 from ..core.text import kept
 from ..gitcore.repo import Repo
 from .commits import NOTE_MAX
@@ -65,8 +63,8 @@ TASK_MAX_BYTES = 1024 * 1024  # ours keep 20 history entries and 2,000-byte tail
 def load_task(repo: Repo, task: str) -> TaskRecord:
     try:  # a regular file only: a FIFO or a link to /dev/zero would never end
         raw = read_regular_file(_path(repo, task), TASK_MAX_BYTES)
-        data = yaml.safe_load(raw.decode("utf-8")) if raw is not None else None
-    except (UsageError, ValueError, yaml.YAMLError):  # ValueError: not UTF-8
+        data = _parsed(raw.decode("utf-8")) if raw is not None else None
+    except (UsageError, ValueError):  # ValueError: not UTF-8, or not YAML
         return TaskRecord(task=task)
     if not isinstance(data, dict):
         return TaskRecord(task=task)
@@ -91,6 +89,20 @@ def load_task(repo: Repo, task: str) -> TaskRecord:
         return TaskRecord(task=task)
 
 
+def _parsed(text: str) -> Any:
+    """The record's data: as this tool writes it, read without PyYAML; else by PyYAML (a
+    record written before, or edited by hand). ValueError when it is not YAML."""
+    data = yamltext.load(text)
+    if data is not None:
+        return data
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _kept(text: str | None) -> str | None:
     return kept(text, NOTE_MAX)[0] if isinstance(text, str) else None
 
@@ -107,7 +119,13 @@ def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
     )
     path = _path(repo, record.task)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(asdict(record), sort_keys=False, allow_unicode=True)
+    data = asdict(record)
+    try:
+        text = yamltext.dump(data)
+    except yamltext.Unsupported:
+        import yaml
+
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     write_atomic(path, text.encode())
     return record
 

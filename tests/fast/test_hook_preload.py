@@ -103,9 +103,11 @@ def test_ctrl_c_while_the_quick_scan_and_the_imports_run(
 
 def test_save_path_imports_that_fail(saved: Repo, tmp_path: Path) -> None:
     """A broken module on PYTHONPATH: the thread's import fails (swallowed), the save's
-    own import fails again and says so in one line."""
+    own import fails again and says so in one line. (The save imports neither PyYAML nor
+    pygit2 when it writes its own kind of manifest; it always imports dataclasses.)"""
     bad = tmp_path / "bad"
     bad.mkdir()
+    (bad / "dataclasses.py").write_text("raise RuntimeError('broken dataclasses on PYTHONPATH')\n")
     (bad / "yaml.py").write_text("raise RuntimeError('broken yaml on PYTHONPATH')\n")
     (bad / "pygit2.py").write_text("raise RuntimeError('broken pygit2 on PYTHONPATH')\n")
     saved.write("src/app.py", "print('changed')\n")
