@@ -20,9 +20,20 @@ CACHE_NAME = "config-parsed.json"
 CACHE_MAX_BYTES = 4 * 1024 * 1024  # the file's text (at most 1 MiB) and what it parsed to
 
 
-def _shape() -> list[list[str]]:
-    """The fields a cached Config is made of: a tool that has others parses again."""
-    return [list(kind.__dataclass_fields__) for kind in (Config, Retention, Verifier)]
+def _shape() -> list[Any]:
+    """The fields a cached Config is made of, and the code that made it (the parser and
+    the defaults, by size and time): a tool that has others, or was changed in place as
+    an editable install is, parses again."""
+    fields = [list(kind.__dataclass_fields__) for kind in (Config, Retention, Verifier)]
+    here = os.path.dirname(__file__)
+    code: list[list[int] | None] = []
+    for name in ("model.py", "yaml_file.py"):
+        try:
+            st = os.stat(os.path.join(here, name))
+            code.append([st.st_size, st.st_mtime_ns])
+        except OSError:  # (run from a zip or the like: the version alone)
+            code.append(None)
+    return [fields, code]
 
 
 def cached(folder: Path, path: Path, text: str) -> Config | None:

@@ -1,7 +1,7 @@
 """What `.checkpoint.yaml` parsed to is kept in the git dir with the text it came from:
 later commands and every hook's save read it back without PyYAML; a file that differs by
 a byte is parsed again; a refused file is refused again with the same line; a cache that
-is old, broken or another work tree's is no cache."""
+is old, made by other code, broken or another work tree's is no cache."""
 
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ def test_an_old_broken_or_other_cache_is_no_cache(repo: Repo) -> None:
     for changed in (
         {**good, "version": "0.0.1"},
         {**good, "shape": [["include"]]},
+        {**good, "shape": [good["shape"][0], [[1, 1], [1, 1]]]},  # made by other code
         {**good, "path": "/elsewhere/.checkpoint.yaml"},
         {**good, "config": {"include": 1}},
         "not json {",
