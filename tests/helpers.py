@@ -222,3 +222,13 @@ def immutable(path: Path) -> Iterator[None]:
         yield
     finally:
         subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def replace_with_endless(path: Path, kind: str) -> None:
+    """Put at `path` what a reader must never wait on or read to its end: a FIFO no one
+    writes (`kind` "fifo"), else a link to /dev/zero."""
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")

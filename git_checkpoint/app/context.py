@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.model import Config
-from ..config.parse import load_config
+from ..config.parse import load_repo_config
 from ..core.errors import UsageError
 from ..fast.prescan import Prescan
 from ..gitcore.repo import Repo
@@ -56,9 +56,7 @@ def load_context(
     if repo is None:
         repo = Repo.discover(cwd)
     try:
-        config = load_config(
-            repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint"
-        )
+        config = load_repo_config(repo)
         return Context(repo=repo, config=config, prescan=prescan)
     except UsageError as exc:
         if not tolerant:

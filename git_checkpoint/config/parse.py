@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..core.records import read_regular_file
+from ..gitcore.repo import Repo
 from .model import (
     CONFIG_NAME,
     PROMOTION_RULES,
@@ -126,6 +127,12 @@ def load_config(
             raise UsageError(f"{path}: cannot read: {exc}") from None
         cfg = _parsed(text, path, cache) if cache is not None else parse_config_text(text, path)
     return apply_git_config(cfg, git_pairs)
+
+
+def load_repo_config(repo: Repo) -> Config:
+    """`repo`'s configuration, what its `.checkpoint.yaml` parsed to kept beside our
+    state in the git dir."""
+    return load_config(repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint")
 
 
 def _parsed(text: str, path: Path, cache: Path) -> Config:

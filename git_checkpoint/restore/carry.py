@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from ..config.model import CONFIG_NAME, Config
-from ..config.parse import load_config
+from ..config.parse import load_repo_config
 from ..core.errors import CheckpointError, GitFailed, Refused, UsageError
 from ..core.interrupts import RestoreInterrupted
 from ..core.text import quote_path
@@ -350,9 +350,7 @@ def _uncovered(
     interrupted restore did not write was there before it: it stays (`keep`).
     """
     try:
-        rules = load_config(
-            repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint"
-        )
+        rules = load_repo_config(repo)
     except UsageError:
         rules = config  # the restored .checkpoint.yaml is broken: keep the rules we had
     # (what the limits leave out stays where it is: it is in no checkpoint)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.model import Config
-from ..config.parse import load_config
+from ..config.parse import load_repo_config
 from ..core.errors import CheckpointError, Refused, UsageError
 from ..core.records import write_atomic
 from ..core.text import clip, kept
@@ -118,9 +118,7 @@ def auto_save(
         repo = Repo.discover(cwd)
     problem = None
     try:
-        config = load_config(
-            repo.root, repo.checkpoint_config(), cache=repo.common_dir / "checkpoint"
-        )
+        config = load_repo_config(repo)
     except UsageError as exc:  # the net stays on: the defaults stand in for a broken file
         config, problem = Config(), _once(repo, str(exc))
     request = SaveRequest(

@@ -133,7 +133,7 @@ def write_checkpoint(
             )
         assert overlay_commit is not None
         parents.append(overlay_commit)
-    body = _dump(manifest)
+    body = dump_yaml(manifest)
     commit = repo.commit_tree(
         snapshot.worktree_tree, parents, f"{summary_line(cp_id, task, message)}\n\n{body}"
     )
@@ -242,14 +242,14 @@ def fit_manifest(manifest: dict[str, Any], limit: int = MANIFEST_MAX_BYTES) -> l
     then the excludes and includes of the configuration (their count stays); what was
     cut, said. Ours are about 1 KiB: this is for thousands of paths or patterns."""
     said: list[str] = []
-    if len(_dump(manifest)) <= limit:
+    if len(dump_yaml(manifest)) <= limit:
         return said
     marked = manifest.get("intent_to_add") or []
     if marked:
-        others = len(_dump({**manifest, "intent_to_add": []}))
+        others = len(dump_yaml({**manifest, "intent_to_add": []}))
         kept_paths, room = 0, limit - others - 64  # (64: the total's line)
         for path in marked:
-            room -= len(_dump({"p": [path]})) - len("p:\n")  # its line
+            room -= len(dump_yaml({"p": [path]})) - len("p:\n")  # its line
             if room < 0:
                 break
             kept_paths += 1
@@ -260,14 +260,15 @@ def fit_manifest(manifest: dict[str, Any], limit: int = MANIFEST_MAX_BYTES) -> l
             "(the others are restored as untracked files)"
         )
     untracked = manifest.get("untracked")
-    if len(_dump(manifest)) > limit and isinstance(untracked, dict):
+    if len(dump_yaml(manifest)) > limit and isinstance(untracked, dict):
         counts = {k: len(v) for k, v in untracked.items() if isinstance(v, list)}
         manifest["untracked"] = {k: [f"({n:,} patterns)"] for k, n in counts.items()}
         said.append("the manifest counts the include and exclude patterns, not lists them")
     return said
 
 
-def _dump(data: Any) -> str:
+def dump_yaml(data: Any) -> str:
+    """`data` as YAML: the plain form core.yamltext writes, else PyYAML's."""
     try:
         return yamltext.dump(data)
     except yamltext.Unsupported:

@@ -15,7 +15,7 @@ from ..core.errors import UsageError
 from ..core.records import now_iso, read_regular_file, write_atomic
 from ..core.text import kept
 from ..gitcore.repo import Repo
-from .commits import NOTE_MAX
+from .commits import NOTE_MAX, dump_yaml
 from .notes import derive_status, read_events
 from .refs import Checkpoint
 
@@ -119,14 +119,7 @@ def save_task(repo: Repo, record: TaskRecord) -> TaskRecord:
     )
     path = _path(repo, record.task)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = asdict(record)
-    try:
-        text = yamltext.dump(data)
-    except yamltext.Unsupported:
-        import yaml
-
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    write_atomic(path, text.encode())
+    write_atomic(path, dump_yaml(asdict(record)).encode())
     return record
 
 

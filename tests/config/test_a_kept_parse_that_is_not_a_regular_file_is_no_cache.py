@@ -4,7 +4,6 @@ parses the file and goes on, never waiting on it or reading it without end."""
 
 from __future__ import annotations
 
-import os
 import resource
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import pytest
 from git_checkpoint.config.cache import CACHE_NAME
 
 from ..conftest import Repo
+from ..helpers import replace_with_endless
 from .conftest import config
 
 
@@ -28,11 +28,7 @@ def test_a_kept_parse_that_is_not_a_regular_file_never_hangs(repo: Repo, kind: s
     config(repo, "retention:\n  keep_last: 7\n")
     repo.cp("save", "-m", "one")
     kept = repo.path / ".git" / "checkpoint" / CACHE_NAME
-    kept.unlink()
-    if kind == "fifo":
-        os.mkfifo(kept)
-    else:
-        kept.symlink_to("/dev/zero")
+    replace_with_endless(kept, kind)
     started = time.monotonic()
     proc = subprocess.run(  # (this process itself, so that a timeout ends the reader)
         [sys.executable, "-m", "git_checkpoint", "list"],

@@ -3,23 +3,19 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
 from ..conftest import Repo
+from ..helpers import replace_with_endless
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero"])
 def test_task_record_that_is_not_a_regular_file_never_hangs(repo: Repo, kind: str) -> None:
     repo.cp("save", "--hypothesis", "h")
     record = repo.path / ".git" / "checkpoint" / "tasks" / "main.yaml"
-    record.unlink()
-    if kind == "fifo":
-        os.mkfifo(record)
-    else:
-        record.symlink_to("/dev/zero")
+    replace_with_endless(record, kind)
     started = time.monotonic()
     assert "task: main" in repo.cp("status", timeout=20).stdout
     repo.cp("resume", timeout=20)
