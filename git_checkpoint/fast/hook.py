@@ -6,10 +6,10 @@ entry (entry/hook.py) saves only when a plan says so.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from ..core import cjson
 from ..core.text import clip
 from ..gitcore.locate import PATH_MAX, find_repo
 
@@ -69,7 +69,7 @@ def read_payload() -> dict[str, Any]:
     if not raw.strip():
         raise Skip("empty hook payload on stdin")
     try:
-        payload = json.loads(raw.decode("utf-8", "replace"))
+        payload = cjson.loads(raw.decode("utf-8", "replace"))
     except ValueError as exc:
         raise Skip(f"hook payload is not JSON ({exc})") from None
     if not isinstance(payload, dict):

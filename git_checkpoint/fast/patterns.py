@@ -8,10 +8,10 @@ that this module stays on the hook path's side of the layers.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
+from ..core import cjson
 from ..gitcore.locate import find_repo
 
 TYPE_CHECKING = False
@@ -50,7 +50,7 @@ def configured_patterns(cwd: str, parse: Parse) -> tuple[tuple[str, ...], tuple[
     cache = os.path.join(repo.git_dir, "checkpoint", CACHE_NAME)
     try:
         with open(cache, encoding="utf-8") as fh:
-            cached = json.load(fh)
+            cached = cjson.loads(fh.read())
         risky, harmless = cached["risky"], cached["harmless"]
         if cached["key"] == key and all(isinstance(p, str) for p in [*risky, *harmless]):
             return tuple(risky), tuple(harmless)
@@ -61,7 +61,7 @@ def configured_patterns(cwd: str, parse: Parse) -> tuple[tuple[str, ...], tuple[
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         tmp = f"{cache}.{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"key": key, "risky": risky, "harmless": harmless}, fh)
+            fh.write(cjson.dumps({"key": key, "risky": risky, "harmless": harmless}))
         os.replace(tmp, cache)
     except OSError:
         pass  # no cache: the next call parses again

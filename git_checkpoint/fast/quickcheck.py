@@ -72,7 +72,8 @@ def quick_unchanged(cwd: str) -> bool:
 def check(cwd: str, while_scanning: Callable[[], None] | None = None) -> Found | None:
     """One read-only scan against the last save's index; None when that save's state does
     not hold any more (HEAD, the index, the configuration or the task's refs moved).
-    `while_scanning` runs while git scans (the hook imports the save path then)."""
+    `while_scanning` runs while git scans when a save is already in sight (the hook
+    imports the save path then: on two cores that import slows an unchanged check)."""
     repo = find_repo(cwd)
     if repo is None:
         return None
@@ -98,7 +99,7 @@ def check(cwd: str, while_scanning: Callable[[], None] | None = None) -> Found |
         others = Spawned(argv, repo.root, {"GIT_LITERAL_PATHSPECS": "1"}) if argv else None
         children = [status, config, others]
         _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
-        if while_scanning is not None:
+        if while_scanning is not None and change_in_sight(repo.root, saved):
             while_scanning()
         scanned = status.result()
         complaints = status.error_output()
@@ -150,6 +151,21 @@ def check(cwd: str, while_scanning: Callable[[], None] | None = None) -> Found |
         paths=repo,
         config=config_pairs,
     )
+
+
+# Files change_in_sight looks at, at most: it runs before every scan.
+IN_SIGHT_MAX = 64
+
+
+def change_in_sight(root: str, saved: dict[str, Any]) -> bool:
+    """Whether a file the last save found changed, or kept in its overlay, has changed
+    again since (its stat data moved): an agent edits the same files again and again,
+    and then a save is due whatever the scan says. False says nothing."""
+    changed, overlay = saved.get("changed"), saved.get("overlay")
+    if not isinstance(changed, dict) or not isinstance(overlay, dict):
+        return False
+    kept = [*changed.items(), *overlay.items()][:IN_SIGHT_MAX]
+    return any(quickstate.file_stat(os.path.join(root, path)) != stats for path, stats in kept)
 
 
 def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before) -> bool:

@@ -14,6 +14,7 @@ import os
 import stat
 import time
 
+from ..core import cjson
 from ..gitcore.locate import read_head
 
 TYPE_CHECKING = False
@@ -158,11 +159,9 @@ def before_scan(repo: RepoPaths, recording: bool) -> Before:
 
 
 def load(repo: RepoPaths) -> dict[str, Any] | None:
-    import json  # here: the early scan, which imports this module, reads no state
-
     try:
         with open(os.path.join(folder(repo), "state.json"), encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = cjson.loads(fh.read())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION:

@@ -9,9 +9,9 @@ prompt's index within the session, counted here. One JSON Lines file per session
 
 from __future__ import annotations
 
-import json
 import os
-import re
+
+from ..core import cjson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 FOLDER = ("checkpoint", "sessions")
 _ID_MAX = 128  # a session id longer than this is cut (ours are UUIDs)
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
 def session_of(agent: str, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -41,7 +41,7 @@ def _printable(text: str) -> str:
 
 def _path(common_dir: str, agent: str, sid: str) -> str:
     given = f"{agent}-{sid}"
-    name = _UNSAFE.sub("_", given)[:200]
+    name = "".join(c if c in _SAFE else "_" for c in given[:200])
     if name != given:  # ids that differ only where they were made safe ("a/b", "a_b")
         import hashlib
 
@@ -64,7 +64,7 @@ def _turns_in(path: str) -> list[dict[str, Any]]:
     turns = []
     for line in lines:
         try:
-            record = json.loads(line)
+            record = cjson.loads(line)
         except ValueError:
             continue
         number = record.get("turn") if isinstance(record, dict) else None
@@ -100,7 +100,7 @@ def start_turn(
     }
     path = _path(common_dir, session["agent"], session["id"])
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    line = (cjson.dumps(record, ensure_ascii=False) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

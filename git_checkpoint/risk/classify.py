@@ -21,12 +21,14 @@ anyway). A harmless pattern clears the command itself, never its redirections or
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Sequence
 
 from .programs import judge
 from .shellwords import UNKNOWN, ShellSyntaxError, Token, tokenize
 from .tables import program_name, show
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class Verdict:
@@ -93,7 +95,26 @@ def _cwds(cwd: str | None) -> tuple[str, ...]:
     return (cwd,) if cwd else ()
 
 
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME = _NAME_START | frozenset("0123456789")
+
+
+def is_assignment(word: str) -> bool:
+    """`NAME=…`, `NAME+=…` or `NAME[…]=…`: a shell variable set for the command after it."""
+    if not word or word[0] not in _NAME_START:
+        return False
+    at = 1
+    while at < len(word) and word[at] in _NAME:
+        at += 1
+    if word.startswith("[", at):
+        at = word.find("]", at + 1) + 1
+        if not at:
+            return False
+    if word.startswith("+", at):
+        at += 1
+    return word.startswith("=", at)
+
+
 _REDIRECTS = frozenset((">", ">|", ">>", "&>", "&>>", ">&", "<", "<<", "<<-", "<<<", "<>", "<&"))
 _CLOBBERING = frozenset((">", ">|", "&>", ">&"))
 _HARMLESS_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -257,7 +278,7 @@ class Ctx:
         if self.seen.work < 0:
             raise ShellSyntaxError("too many commands within commands to judge")
         skip = 0
-        while skip < len(argv) and _ASSIGNMENT.match(argv[skip]):
+        while skip < len(argv) and is_assignment(argv[skip]):
             skip += 1
         argv = argv[skip:] if skip else argv
         if not argv:
@@ -337,7 +358,7 @@ def _matches(pattern: str, forms: list[list[str]], *, anywhere: bool) -> bool:
 
 def _after_cd(argv: list[str], cwd: str | None) -> str | None:
     skip = 0
-    while skip < len(argv) and _ASSIGNMENT.match(argv[skip]):
+    while skip < len(argv) and is_assignment(argv[skip]):
         skip += 1
     if skip == len(argv) or argv[skip] not in ("cd", "pushd"):
         return cwd

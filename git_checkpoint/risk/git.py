@@ -7,10 +7,10 @@ refuses to run over local changes (`checkout BRANCH`, `switch`), are harmless.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .context import Ctx
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 
 from .git import git
 from .shellwords import UNKNOWN
@@ -19,7 +18,6 @@ from .tables import (
     HARMLESS,
     KEYWORDS,
     TOOLS,
-    Rule,
     flags,
     options,
     show,
@@ -31,6 +29,7 @@ from .wrappers import RULES as RUNNING
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .context import Ctx
+    from .tables import Rule
 
 
 def _set(words: str) -> frozenset[str]:
@@ -86,6 +85,8 @@ def _awk(name: str, args: list[str], ctx: Ctx) -> str | None:
     if found.keys() & {"-f", "-E", "--exec"}:
         return f"{name} -f runs an awk program file"
     program = found.get("-e") or found.get("--source") or (operands[0] if operands else "")
+    import re
+
     if re.search(r"\bsystem\s*\(|\bprintf?\b[^;}]*?>|\|\s*\"", program):
         return f"{name} program writes files or runs commands"
     return None
@@ -204,6 +205,8 @@ def _openssl(name: str, args: list[str], ctx: Ctx) -> str | None:
 
 
 def _scp(name: str, args: list[str], ctx: Ctx) -> str | None:
+    import re
+
     _, operands = options(args, _set("-P -i -o -F -c -l -J -S"))
     if len(operands) < 2 or re.match(r"^[^/]*:", operands[-1]):
         return None  # the copy goes to another machine
@@ -222,6 +225,8 @@ def _sqlite(name: str, args: list[str], ctx: Ctx) -> str | None:
     sql = " ".join(operands[1:])
     if not sql:
         return f"{name} runs the SQL it reads from its input"
+    import re
+
     if re.search(_SQL_WRITES, sql) and not sql.strip().startswith((".tables", ".schema", ".dump")):
         return f"{name} changes the database file"
     return None
@@ -241,6 +246,8 @@ def _rsync(name: str, args: list[str], ctx: Ctx) -> str | None:
     if any(f.startswith("--delete") or f == "--remove-source-files" for f in found):
         return "rsync --delete removes files"
     target = operands[-1] if len(operands) > 1 else None
+    import re
+
     if target is None or re.match(r"^[^/]*:", target):
         return None  # a listing, or a remote destination
     return "rsync overwrites files" if ctx.exists(target) is not False else None

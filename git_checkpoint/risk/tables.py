@@ -8,22 +8,32 @@ name, its arguments and the `Ctx` (folder, recursion) and returns a reason or No
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable
 
 from .shellwords import UNKNOWN
 
-TYPE_CHECKING = False  # typing is not imported on the hook path
+# Neither typing nor re is imported on the hook path (re loads enum, functools and
+# collections: more than the classifier itself); the rare rules that match a pattern
+# import re when they run.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .context import Ctx
 
-Rule = Callable[[str, list[str], "Ctx"], "str | None"]
+    Rule = Callable[[str, list[str], Ctx], str | None]
+
+# Programs known by their name without a version: python3.12, pip3, node18.
+_VERSIONED = ("python", "pip", "pypy", "ruby", "perl", "php", "node")
+_ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def program_name(word: str) -> str:
     """`/usr/bin/python3.12` → `python`, `pip3` → `pip`: the name the rules know."""
     name = os.path.basename(word)
-    return re.sub(r"^(python|pip|pypy|ruby|perl|php|node)[0-9.]*$", r"\1", name)
+    for stem in _VERSIONED:
+        if name.startswith(stem) and not name[len(stem) :].strip("0123456789."):
+            return stem
+    return name
 
 
 def show(word: str) -> str:
@@ -253,8 +263,14 @@ _Tool = tuple[frozenset[str], frozenset[str], frozenset[str], str, str]
 
 
 def _rows(table: str) -> list[list[str]]:
-    joined = re.sub(r"\n[ \t]+", " ", table.strip())
-    return [[cell.strip() for cell in row.split("|")] for row in joined.splitlines()]
+    rows: list[str] = []
+    for line in table.strip().split("\n"):
+        text = line.lstrip(" \t")
+        if rows and text != line:  # an indented line goes on the row above
+            rows[-1] += " " + text
+        else:
+            rows.append(line)
+    return [[cell.strip() for cell in row.split("|")] for row in rows]
 
 
 TOOLS: dict[str, _Tool] = {}
@@ -325,7 +341,12 @@ def run_wrapped(name: str, args: list[str], ctx: Ctx) -> str | None:
     if not rest:
         return None
     # npx create-next-app@latest, uvx ruff==0.5 check, npx @scope/cli: the program's name
-    program = re.split(r"(?<=.)@|==|\[", rest[0])[0].rsplit("/", 1)[-1]
+    word = rest[0]
+    at = word.find("@", 1)
+    while at > 0 and word[at - 1] == "\n":
+        at = word.find("@", at + 1)
+    ends = [i for i in (at, word.find("=="), word.find("[")) if i >= 0]
+    program = word[: min(ends, default=len(word))].rsplit("/", 1)[-1]
     return ctx.argv([program, *rest[1:]])
 
 
@@ -344,7 +365,8 @@ _HARMLESS_TARGETS = _set(
 
 def target_risk(runner: str, target: str) -> str | None:
     """A make target, just recipe or package script, judged by the words of its name."""
-    parts = [p for p in re.split(r"[^a-z0-9]+", target.lower()) if p]
+    parts = "".join(c if c in _ASCII_LOWER else " " for c in target.lower()).split(" ")
+    parts = [p for p in parts if p]
     if any(p.startswith("fix") for p in parts):
         return f"{runner} {target} rewrites files"
     if _CHECKING & set(parts):

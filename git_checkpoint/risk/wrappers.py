@@ -6,14 +6,14 @@ shells given a line (`bash -c`), `eval`, `source`, and interpreters whose inline
 from __future__ import annotations
 
 import os
-import re
 
 from .shellwords import UNKNOWN
-from .tables import Rule, options, run_wrapped, show, tool
+from .tables import options, run_wrapped, show, tool
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .context import Ctx
+    from .tables import Rule
 
 
 def _set(words: str) -> frozenset[str]:
@@ -169,6 +169,8 @@ _RUBY_WRITES = r"`|%x|\b(?:system|exec|spawn)\b"
 
 
 def _code_risk(language: str, code: str) -> str | None:
+    import re
+
     extra = {"perl": _PERL_WRITES, "ruby": _RUBY_WRITES}.get(language)
     if re.search(_CODE_WRITES, code) or (extra is not None and re.search(extra, code)):
         return f"{language} code that writes, deletes or runs something"

@@ -1,7 +1,9 @@
 """The hook's auto-save imports the save path on a thread of its own while the quick
-check's git children scan (core/preload): the save waits for that thread before it
-imports anything itself, an unchanged workspace leaves at once, and the thread changes
-nothing about Ctrl-C, broken imports or configs, concurrent hooks and `save --auto`."""
+check's git children scan (core/preload), when a change is already in sight (a file the
+last save found changed, or kept untracked, changed again): the save waits for that
+thread before it imports anything itself, an unchanged workspace leaves at once without
+it, and the thread changes nothing about Ctrl-C, broken imports or configs, concurrent
+hooks and `save --auto`."""
 
 from __future__ import annotations
 
@@ -36,10 +38,24 @@ def probe(repo: Repo) -> list[str]:
     return proc.stdout.split()
 
 
-def test_the_save_path_is_imported_while_git_scans(saved: Repo) -> None:
-    assert probe(saved) == ["True", "True"]  # unchanged: imported all the same, unused
-    saved.write("src/app.py", "print('again')\n")
+def test_the_save_path_is_imported_while_git_scans_when_a_change_is_in_sight(
+    saved: Repo,
+) -> None:
+    assert probe(saved) == ["True", "False"]  # unchanged: nothing loaded for a save
+    saved.write("src/app.py", "print('again')\n")  # changed at the last save, and again
     assert probe(saved) == ["False", "True"]
+
+
+def test_a_kept_untracked_file_changed_again_is_a_change_in_sight(saved: Repo) -> None:
+    saved.write("notes/todo.txt", "more untracked work\n")
+    assert probe(saved) == ["False", "True"]
+
+
+def test_a_change_out_of_sight_is_found_by_the_scan_alone(saved: Repo) -> None:
+    """A file the last save did not see changed: the scan finds it, and the save imports
+    its modules after it (nothing was loaded early)."""
+    saved.write("notes/new.txt", "new work\n")
+    assert probe(saved) == ["False", "False"]
 
 
 def test_a_changed_workspace_saves_after_the_imports(saved: Repo) -> None:

@@ -833,3 +833,33 @@ def test_scratch_files_outside_the_work_are_not_work(tmp_path: Path) -> None:
     # Work that lives in /tmp is still protected there.
     assert classify(f"pytest > {scratch.name}", cwd=str(tmp_path)).risky
     assert classify(f"pytest > {scratch}", cwd=str(tmp_path)).risky
+
+
+# --- what the classifier reads without `re` (the hook path does not load it) -------------
+
+ASSIGNMENT = r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?="
+
+
+@given(st.text(alphabet="aZ_9[]+=é\n x-", max_size=10))
+def test_a_variable_assignment_is_told_as_the_shell_grammar_says(word: str) -> None:
+    import re
+
+    from git_checkpoint.risk.classify import is_assignment
+
+    assert is_assignment(word) == bool(re.match(ASSIGNMENT, word))
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["python3.12", "/usr/bin/python3", "pip3", "pypy3", "node18", "nodejs", "php8.1",
+     "perl5.36", "python", "pythonx", "ruby3.2", "pip-3", "pip3.", "python3\n"],
+)  # fmt: skip
+def test_a_program_is_known_by_its_name_without_a_version(word: str) -> None:
+    import os
+    import re
+
+    from git_checkpoint.risk.tables import program_name
+
+    name = os.path.basename(word)
+    expected = re.sub(r"^(python|pip|pypy|ruby|perl|php|node)[0-9.]*$", r"\1", name)
+    assert program_name(word) == (name if name.endswith("\n") else expected)
