@@ -19,6 +19,8 @@ from ..storage.refs import current_task
 
 @dataclass(frozen=True)
 class Context:
+    """The repository and configuration every verb starts from."""
+
     repo: Repo
     config: Config
     config_problem: str | None = None  # why the defaults stand in for a broken config

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..core.anytype import Any
 from ..storage.oplog import read_events_log
 from .context import Context
 

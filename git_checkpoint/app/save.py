@@ -12,6 +12,8 @@ from .context import Context
 
 @dataclass(frozen=True)
 class SaveResult:
+    """What `save` made (or found already saved), and what it left out and why."""
+
     task: str
     checkpoint_id: str
     ref: str

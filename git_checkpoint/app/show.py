@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import yaml
 
+from ..core.anytype import Any
 from ..core.text import counted, escape_text, printable, quote_path
 from ..gitcore.formats import EMPTY_TREE
 from ..save.overlay import human_size

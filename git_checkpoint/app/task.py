@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
+from ..core.anytype import Any
 from ..save.session import kept_text
 from ..storage import oplog, tasks
 from ..storage.commits import NOTE_MAX

@@ -9,12 +9,15 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
 from ..core.errors import UsageError
 from ..core.records import read_regular_file, write_atomic
 from .model import Config, Retention, Verifier
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_NAME = "config-parsed.json"
 CACHE_MAX_BYTES = 4 * 1024 * 1024  # the file's text (at most 1 MiB) and what it parsed to

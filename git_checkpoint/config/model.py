@@ -71,6 +71,8 @@ OVERLAY_ON_EXCEED = ("leave_out", "refuse")
 
 @dataclass(frozen=True)
 class Verifier:
+    """A test command whose exit status is evidence about a checkpoint (`verifiers:`)."""
+
     name: str
     command: str
     required: bool = True
@@ -79,6 +81,8 @@ class Verifier:
 
 @dataclass(frozen=True)
 class Retention:
+    """Which checkpoints `prune` keeps (`retention:`)."""
+
     keep_last: int = 20
     max_age_seconds: int = 14 * 86400
     keep_promoted: bool = True
@@ -88,6 +92,8 @@ class Retention:
 
 @dataclass(frozen=True)
 class Config:
+    """`.checkpoint.yaml` as parsed, with the defaults for what it leaves out."""
+
     include: tuple[str, ...] = ()
     # Some includes are one command's (`save --include P`), not the configuration's:
     # what that save keeps for the quick check would not hold for the next one.

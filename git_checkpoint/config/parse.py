@@ -11,7 +11,6 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import UsageError
 from ..core.records import read_regular_file
@@ -23,6 +22,10 @@ from .model import (
     include_problem,
     parse_size,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def parse_config_text(text: str, path: Path) -> Config:

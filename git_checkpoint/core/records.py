@@ -10,9 +10,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from .errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def now() -> dt.datetime:

@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 # A string written without quotes: any YAML reader reads it back as this string, never
 # as a number, a date, a boolean or null, and no `: ` or ` #` ends it early. Words of

@@ -16,22 +16,22 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..core.errors import CheckpointError
 from ..core.interrupts import RestoreInterrupted, interrupt_once
 from ..core.text import ERROR_WIDTH, follow_quote_path
 
+TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any, NoReturn, Protocol
 
     from ..app.context import Context
     from ..fast.prescan import Prescan
     from ..gitcore.repo import Repo
 
-
-class Result(Protocol):
-    def lines(self) -> list[str]: ...
+    class Result(Protocol):
+        def lines(self) -> list[str]: ...
 
 
 def echo(line: str, err: bool = False) -> None:

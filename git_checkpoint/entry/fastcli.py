@@ -9,12 +9,13 @@ which says what click says. The bodies below serve both paths.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
-
 from .cmdline import CommandLine
 from .console import below_top, context, emit, from_cwd, slow_notice
 
+TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..fast.prescan import Prescan
 
 # option -> (the parameter it sets, whether it takes a value, whether it repeats)
@@ -70,9 +71,18 @@ _SPECS = {"save": _SAVE, "restore": _RESTORE, "undo": _UNDO}
 _ARGUMENT = {"restore": "checkpoint"}  # the one optional argument a command takes
 
 
-class Call(NamedTuple):
-    command: str
-    params: dict[str, Any]  # as click hands them to cli.py's command
+class Call:
+    """A command this reader parsed: its name and its parameters, as click hands them
+    to cli.py's command (a plain class: typing and dataclasses are not loaded yet)."""
+
+    __slots__ = ("command", "params")
+
+    def __init__(self, command: str, params: dict[str, Any]) -> None:
+        self.command = command
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"Call({self.command!r}, {self.params!r})"
 
     @property
     def as_json(self) -> bool:

@@ -17,10 +17,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from ..core.errors import GitFailed
 from .formats import TREE_MODE, canonical_mode, is_oid
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import IO
 
 BATCH = ["cat-file", "--batch"]
 # What a write into an empty pipe always takes at once: one page. A request up to this
@@ -31,6 +34,8 @@ _INLINE_REQUEST = 4096
 
 @dataclass(frozen=True)
 class TreeEntry:
+    """One entry of a tree object: its name, mode and object id."""
+
     name: str
     filemode: int
     id: str

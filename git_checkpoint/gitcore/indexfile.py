@@ -19,9 +19,12 @@ import contextlib
 import os
 import struct
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 from .formats import sha1
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 _HEADER = struct.Struct(">4sII")
 _STAT = struct.Struct(">10I")  # ctime s/ns, mtime s/ns, dev, ino, mode, uid, gid, size

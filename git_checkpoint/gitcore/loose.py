@@ -196,6 +196,7 @@ def commit_body(
     return (head + message).encode("utf-8")
 
 
+_EPOCH_DAY = 719163  # datetime.date(1970, 1, 1).toordinal()
 _ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(Z|[+-]\d{4})", re.ASCII)
 _RAW_DATE = re.compile(r"@(\d{1,10}) ([+-]\d{4})", re.ASCII)
 _LAST = 4102444800  # 2100-01-01, where git's calendar ends (tm_to_time_t); later: git
@@ -222,16 +223,20 @@ def _date(env: str) -> str | None:
         return None  # git ignores such a zone, or reads it its own way
     if found.re is _RAW_DATE:
         return f"{int(found[1])} {zone}" if int(found[1]) < _LAST else None
-    import calendar
+    import datetime  # (the save path has it loaded already)
 
     year, month, day, hour, minute, second = (int(found[i]) for i in range(1, 7))
     if not (1970 <= year <= 2099 and 1 <= month <= 12 and hour < 24 and minute < 60):
         return None  # git has its own view of those
-    if not (1 <= day <= calendar.monthrange(year, month)[1] and second < 60):
+    try:
+        days = datetime.date(year, month, day).toordinal() - _EPOCH_DAY
+    except ValueError:  # no such day in that month
+        return None
+    if second >= 60:
         return None
     sign = -1 if zone[0] == "-" else 1
     offset = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
-    at = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)) - offset
+    at = days * 86400 + hour * 3600 + minute * 60 + second - offset
     return f"{at} {zone}" if 0 <= at < _LAST else None  # (before 1970: git wraps it)
 
 

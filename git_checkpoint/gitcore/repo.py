@@ -18,14 +18,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..core.errors import GitFailed, UsageError
 from . import locate
 from .formats import CONFIG_PATTERN, ZERO_OID, config_bool, parse_config
 from .spawn import SCRATCH_PREFIX, child_env, link_or_copy, private_folder, remove_folder
 
+TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     import pygit2
 
     from .catfile import Objects

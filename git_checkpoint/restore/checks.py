@@ -10,7 +10,6 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..core.errors import Refused
 from ..gitcore.catfile import Tree, raw_entries
@@ -25,6 +24,7 @@ from ..gitcore.pathrules import git_refuses_path
 from ..gitcore.repo import Repo
 from ..save.overlay import looks_secret
 
+TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
     from ..gitcore.catfile import Objects
 

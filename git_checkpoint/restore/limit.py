@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
-from typing import Any
 
 from ..core.errors import Refused, UsageError
 from ..gitcore.formats import GITLINK_MODE, SYMLINK_MODE, TREE_MODE
@@ -24,6 +23,10 @@ from ..storage.commits import ours_for_sure, trees_of
 from ..storage.refs import Checkpoint
 from .checks import check_overlay, check_tree
 from .plan import TreeView, _readable_trees
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def clean_paths(paths: Iterable[str]) -> tuple[str, ...]:

@@ -14,7 +14,6 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from ..config.model import CONFIG_NAME
 from ..core.errors import GitFailed, Refused
@@ -35,12 +34,17 @@ from .checks import (
 )
 from .reconvert import converted_differently, files_below
 
+TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..gitcore.catfile import Objects
 
 
 @dataclass(frozen=True)
 class Write:
+    """A file the restore writes: its path, mode and blob."""
+
     path: str
     mode: int
     oid: str
@@ -48,6 +52,8 @@ class Write:
 
 @dataclass(frozen=True)
 class Plan:
+    """Everything a restore changes, worked out before anything is written."""
+
     index_tree: str
     writes: tuple[Write, ...]
     removes: tuple[str, ...]

@@ -11,6 +11,8 @@ from ..storage.refs import Checkpoint
 
 @dataclass(frozen=True)
 class HeadMove:
+    """HEAD (or its branch) moved back to a checkpoint's base commit."""
+
     ref: str  # the branch moved, or HEAD when detached
     old: str | None
     new: str
@@ -19,6 +21,8 @@ class HeadMove:
 
 @dataclass(frozen=True)
 class RestoreReport:
+    """What a restore did (or, on --dry-run, would do)."""
+
     checkpoint: str  # task/cp_NNN restored
     commit: str
     safety_checkpoint: str | None  # None on --dry-run

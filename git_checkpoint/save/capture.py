@@ -38,6 +38,8 @@ from .staged import (
 
 @dataclass(frozen=True)
 class Snapshot:
+    """The workspace hashed into trees (W, I and the overlay), ready to be stored."""
+
     base: str | None  # HEAD's commit, None on an unborn HEAD
     branch: str | None  # None when detached
     worktree_tree: str
@@ -105,6 +107,8 @@ class PriorOverlay:
 
 @dataclass(frozen=True)
 class _FastCapture:
+    """The tracked snapshot and the scan it came from, for the overlay to build on."""
+
     tracked: Snapshot
     scanned: Scan
     changed_stats: dict[str, list[int] | None]

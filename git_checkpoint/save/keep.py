@@ -9,11 +9,14 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..fast import quickstate
 from ..gitcore.repo import Repo
 from ..storage.refs import current_task
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

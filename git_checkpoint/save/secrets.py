@@ -19,7 +19,6 @@ import sys
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.errors import UsageError
 from ..core.text import printable
@@ -28,6 +27,10 @@ from ..gitcore.repo import Repo
 from ..storage.commits import same_state, trees_of
 from ..storage.refs import Checkpoint, history
 from .capture import Snapshot
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BLOB_BYTES = 8 * 1024 * 1024  # bigger files are data, not source: not scanned
 # A superset of what detect-secrets' detectors match (1.5: each detector's own words,
@@ -57,6 +60,8 @@ _UNWANTED_PLUGINS = {"IPPublicDetector"}
 
 @dataclass(frozen=True)
 class Finding:
+    """A secret the scan found: where, what kind, and a fingerprint that names it."""
+
     path: str
     line: int
     kind: str  # detect-secrets' type, e.g. "AWS Access Key"

@@ -17,10 +17,10 @@ import contextlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from ..config.model import Config
 from ..config.parse import load_repo_config
+from ..core.anytype import Any
 from ..core.errors import CheckpointError, Refused, UsageError
 from ..core.records import write_atomic
 from ..core.text import clip, kept

@@ -13,18 +13,22 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..config.model import Config
 from ..core import yamltext
+from ..core.anytype import Any
 from ..core.errors import Refused, UsageError
 from ..core.records import now
 from ..core.text import kept
 from ..fast import quickstate
 from ..gitcore.repo import Repo, nul_list
 from . import oplog
-from .manifest import MANIFEST_MAX_BYTES, Captured, build_manifest, repo_slug
+from .manifest import MANIFEST_MAX_BYTES, build_manifest, repo_slug
 from .refs import REF_ROOT, Checkpoint, summary_message, task_checkpoints
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from .manifest import Captured
 
 # Commit -> tree: a commit id names its tree for good. What this process wrote, and the
 # I and U commits of the last saves (the `trees` file in the state folder, kept by each
@@ -93,6 +97,8 @@ def summary_line(cp_id: str, task: str, message: str) -> str:
 
 @dataclass(frozen=True)
 class Written:
+    """The three commits of a checkpoint: W (work tree), I (index), U (overlay)."""
+
     commit: str  # W
     index_commit: str  # I
     overlay_commit: str | None  # U
@@ -279,6 +285,8 @@ def dump_yaml(data: Any) -> str:
 
 @dataclass(frozen=True)
 class StoreOutcome:
+    """A stored checkpoint, or the task's latest when it holds the same state."""
+
     checkpoint: Checkpoint
     created: bool  # False: the workspace equals `checkpoint`, nothing was written
     cut: tuple[str, ...] = ()  # what was cut from its labels or manifest to fit

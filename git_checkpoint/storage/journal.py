@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import UsageError
 from ..core.records import append_json_line, json_lines, now_iso, write_atomic
 from ..gitcore.repo import Repo
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

@@ -7,32 +7,35 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
-from typing import Any, Protocol
 
 from ..core import yamltext
 from ..core.records import now, now_iso
 from ..gitcore.repo import Repo
 
+# typing is not imported at run time: the protocol is for the type checker
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-class Captured(Protocol):
-    """The trees of a workspace as a save captured them (save/capture.py's Snapshot)."""
+    class Captured(Protocol):
+        """The trees of a workspace as a save captured them (save/capture.py's Snapshot)."""
 
-    @property
-    def base(self) -> str | None: ...
-    @property
-    def branch(self) -> str | None: ...
-    @property
-    def worktree_tree(self) -> str: ...
-    @property
-    def index_tree(self) -> str: ...
-    @property
-    def overlay_tree(self) -> str | None: ...
-    @property
-    def overlay_files(self) -> tuple[str, ...]: ...
-    @property
-    def overlay_bytes(self) -> int: ...
-    @property
-    def intent_to_add(self) -> tuple[str, ...]: ...
+        @property
+        def base(self) -> str | None: ...
+        @property
+        def branch(self) -> str | None: ...
+        @property
+        def worktree_tree(self) -> str: ...
+        @property
+        def index_tree(self) -> str: ...
+        @property
+        def overlay_tree(self) -> str | None: ...
+        @property
+        def overlay_files(self) -> tuple[str, ...]: ...
+        @property
+        def overlay_bytes(self) -> int: ...
+        @property
+        def intent_to_add(self) -> tuple[str, ...]: ...
 
 
 # Ours are about 1 KiB; a save of thousands of `git add -N` paths lists them all, and

@@ -14,16 +14,20 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import UsageError
 from ..core.records import read_regular_file
 from ..gitcore.repo import Repo
 
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    Parsed = tuple[dict[str, Any], str | None]  # a manifest, and its problem if any
+
 NAME = "manifests.json"
 MOST = 4096  # entries kept; the oldest go first
 CACHE_MAX_BYTES = 256 * 1024 * 1024  # 4,096 manifests of up to 1 MiB would be more
-Parsed = tuple[dict[str, Any], str | None]
 
 
 def _task_of(entry: list[Any]) -> Any:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from ..core.errors import GitFailed
 from ..core.records import append_json_line, json_lines, now_iso_precise
 from ..gitcore.formats import EXECUTABLE_MODE, FILE_MODE, SYMLINK_MODE
 from ..gitcore.repo import Repo
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 NOTES_REF = "refs/notes/checkpoints"
 # Fetched events dated after their fetch: {"event": <its line, canonical>, "seen": <when>}.

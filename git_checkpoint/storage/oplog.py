@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from ..core.records import append_json_line, json_lines, now_iso, write_atomic
 from ..gitcore.repo import Repo
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def log_event(repo: Repo, op: str, **fields: Any) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..core.anytype import Any
 from ..core.errors import UsageError
 from ..core.text import counted
 from ..gitcore.repo import Repo

@@ -6,13 +6,16 @@ so that a session's checkpoints are listed apart from any other's and `restore
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.errors import UsageError
 from ..fast.turns import all_sessions, read_turns
 from ..gitcore.formats import is_oid
 from ..gitcore.repo import Repo
 from .refs import Checkpoint, load_checkpoints
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

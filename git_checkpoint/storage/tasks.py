@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Protocol
 
 from ..core import yamltext
+from ..core.anytype import Any
 from ..core.errors import UsageError
 from ..core.records import now_iso, read_regular_file, write_atomic
 from ..core.text import kept
@@ -19,20 +19,26 @@ from .commits import NOTE_MAX, dump_yaml
 from .notes import derive_status, read_events
 from .refs import Checkpoint
 
+# typing is not imported at run time: the protocol is for the type checker
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
 
-class Failure(Protocol):
-    """A failed verifier's result, as a verification hands it over."""
+    class Failure(Protocol):
+        """A failed verifier's result, as a verification hands it over."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def exit_code(self) -> int | None: ...
-    @property
-    def output_tail(self) -> str: ...
+        @property
+        def name(self) -> str: ...
+        @property
+        def exit_code(self) -> int | None: ...
+        @property
+        def output_tail(self) -> str: ...
 
 
 @dataclass(frozen=True)
 class FailingVerifier:
+    """The task's last failing verifier, as the task record keeps it."""
+
     name: str
     exit_code: int | None
     output_tail: str
@@ -42,6 +48,8 @@ class FailingVerifier:
 
 @dataclass(frozen=True)
 class TaskRecord:
+    """The resumable task record: what a rollback never rewinds."""
+
     task: str
     hypothesis: str | None = None
     next_move: str | None = None

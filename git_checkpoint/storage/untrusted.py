@@ -7,7 +7,10 @@ a record of what ran where it was saved; verify runs the local configuration's.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 
 _STR = (str,)
 _OPT_STR = (str, type(None))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.errors import GitFailed
 from ..core.records import to_the_second
@@ -26,6 +25,10 @@ from ..storage.notes import derive_status, latest_results, read_events
 from ..storage.refs import Checkpoint, load_checkpoints
 from ..storage.untrusted import fetched_manifest_problem
 from .verifiers import verifier_line
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 ALL_FILES = "all of its files"
 TRACKED_ONLY = "its tracked files, not its untracked ones"

@@ -17,9 +17,12 @@ import sys
 import termios
 import time
 from collections.abc import Iterator
-from typing import IO, Any
 
 from ..core.interrupts import held
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 KILL_GRACE = 2.0  # seconds a group has after a polite signal, before the next one
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from ..config.model import Config, Verifier
 from ..core.errors import UsageError
@@ -24,11 +23,17 @@ from ..storage.notes import append_event, derive_status, latest_results
 from ..storage.refs import Checkpoint
 from .procgroup import adopt_orphans, ignore_further_stops, stop_group
 
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 TAIL_BYTES = 4000  # of output kept in the note (the task record keeps the last 2000)
 
 
 @dataclass(frozen=True)
 class VerifierResult:
+    """One verifier's run: its status, exit code, time and the tail of its output."""
+
     name: str
     command: str
     required: bool

@@ -120,9 +120,10 @@ def test_every_option_of_the_three_is_known() -> None:
         }
 
 
-def test_the_launcher_does_not_load_click(repo: Repo) -> None:
+def test_the_launcher_loads_neither_click_nor_typing(repo: Repo) -> None:
     """The point of it: a save, a restore and an undo through the installed command never
-    import click (nor does a save with options)."""
+    import click (nor does a save with options), nor typing, which only the type checker
+    needs."""
     repo.write("a.txt", "one\n")
     repo.cp("save", "-m", "first")
     repo.write("a.txt", "two\n")
@@ -131,7 +132,8 @@ def test_the_launcher_does_not_load_click(repo: Repo) -> None:
         "import atexit, os\n"
         "real = os._exit\n"
         "def check(code):\n"
-        "    sys.stderr.write('CLICK LOADED\\n' if 'click' in sys.modules else 'no click\\n')\n"
+        "    heavy = [m for m in ('click', 'typing') if m in sys.modules]\n"
+        "    sys.stderr.write(f'loaded: {heavy}\\n')\n"
         "    sys.stderr.flush(); real(code)\n"
         "os._exit = check\n"
         "launch.main()\n"
@@ -146,7 +148,7 @@ def test_the_launcher_does_not_load_click(repo: Repo) -> None:
             check=False,
         )
         assert proc.returncode == 0, proc.stderr
-        wanted = "CLICK LOADED" if args == ["list"] else "no click"
+        wanted = "loaded: ['click', 'typing']" if args == ["list"] else "loaded: []"
         assert proc.stderr.strip().splitlines()[-1] == wanted, (args, proc.stderr)
 
 

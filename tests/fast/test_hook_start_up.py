@@ -94,3 +94,22 @@ def test_the_quick_check_of_an_unchanged_workspace_loads_the_hook_path_alone(
     names = loaded(code, repo.path)
     assert "git_checkpoint.fast.quickcheck" in names
     assert heavy(names) == []
+
+
+def test_the_hooks_save_loads_neither_typing_nor_click(repo: Repo) -> None:
+    repo.cp("save", "-m", "base")
+    repo.write("src/new.py", "print('new')\n")
+    payload = {
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(repo.path / "src/new.py"), "content": "x"},
+        "cwd": str(repo.path),
+    }
+    code = (
+        "import sys; sys.argv = ['git-checkpoint-hook', 'claude-code', 'PreToolUse']\n"
+        "from git_checkpoint.entry.hook import main\n"
+        "main()\n"
+    )
+    names = loaded(code, repo.path, json.dumps(payload))
+    assert "git_checkpoint.save.session" in names  # it saved
+    assert [n for n in names if n in ("typing", "click", "yaml")] == []
+    assert len(repo.git("for-each-ref", "refs/checkpoints/").splitlines()) == 2
