@@ -36,17 +36,19 @@ class _Decoding:
 _scan = _json.make_scanner(_Decoding())  # type: ignore[arg-type,unused-ignore]
 
 
-def loads(text: str | bytes) -> Any:
-    """`json.loads(text)`; ValueError when `text` is not one JSON value."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
+def loads(text: str) -> Any:
+    """`json.loads(text)`. What is not one JSON value is parsed again by `json.loads`,
+    loaded then, so that the error is json's own (a JSONDecodeError, a ValueError): the
+    accelerator alone cannot raise it without the json package."""
     start = len(text) - len(text.lstrip(_SPACE))
     try:
         value, end = _scan(text, start)
-    except StopIteration as stop:
-        raise ValueError(f"no JSON value at character {stop.value}") from None
-    if text[end:].strip(_SPACE):
-        raise ValueError(f"extra data at character {end}")
+    except (StopIteration, ValueError, SystemError):
+        value, end = None, -1
+    if end < 0 or text[end:].strip(_SPACE):
+        import json
+
+        return json.loads(text)
     return value
 
 
