@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # Programs known by their name without a version: python3.12, pip3, node18.
 _VERSIONED = ("python", "pip", "pypy", "ruby", "perl", "php", "node")
-_ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_LOWER_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def program_name(word: str) -> str:
@@ -365,8 +365,7 @@ _HARMLESS_TARGETS = _set(
 
 def target_risk(runner: str, target: str) -> str | None:
     """A make target, just recipe or package script, judged by the words of its name."""
-    parts = "".join(c if c in _ASCII_LOWER else " " for c in target.lower()).split(" ")
-    parts = [p for p in parts if p]
+    parts = "".join(c if c in _LOWER_ALNUM else " " for c in target.lower()).split()
     if any(p.startswith("fix") for p in parts):
         return f"{runner} {target} rewrites files"
     if _CHECKING & set(parts):
