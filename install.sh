@@ -78,7 +78,11 @@ fi
 # tool call; git-checkpoint on every save and restore. The paths are read by the venv's
 # Python under -I, so the folder this script runs in (a clone holds git_checkpoint/
 # too) is not on its sys.path: a plain install's launchers name the venv's copy only.
-"$venv/bin/python" -I - "$data/bin" <<'PY'
+# With a C compiler, what goes on PATH is entry/client.c built for this installation:
+# it hands save, restore, undo and the hooks to the command server (the tool imported
+# once, a fork per command) without starting Python, and runs the Python launchers
+# (in libexec/) for everything else or when there is no server.
+"$venv/bin/python" -I - "$data/libexec" <<'PY'
 import os, sys, sysconfig, git_checkpoint
 folder = sys.argv[1]
 paths = [os.path.dirname(os.path.dirname(git_checkpoint.__file__))]
@@ -86,15 +90,45 @@ for key in ("purelib", "platlib"):
     if sysconfig.get_path(key) not in paths:
         paths.append(sysconfig.get_path(key))
 os.makedirs(folder, exist_ok=True)
-for name, call in (("git-checkpoint", "entry.launch import main"), ("git-checkpoint-hook", "entry.hook import main")):
+calls = (("git-checkpoint", "entry.launch import main"), ("git-checkpoint-hook", "entry.hook import main"))
+for name, call in (*calls, ("identity", "core.rendezvous import identity")):
     target = os.path.join(folder, name)
     with open(target + ".new", "w") as fh:
         fh.write(f"#!{sys.executable} -IS\n# written by install.sh: {name}, started fast\n")
         fh.write(f"import sys\nsys.path += {paths!r}\nfrom git_checkpoint.{call}\n")
-        fh.write(f"{call.split()[-1]}()\n")
+        fh.write("print(identity(), end='')\n" if name == "identity" else f"{call.split()[-1]}()\n")
     os.chmod(target + ".new", 0o755)
     os.replace(target + ".new", target)
 PY
+client_config() {  # the installation the compiled client serves, as C string literals
+  "$venv/bin/python" -I - "$data/libexec" "$("$data/libexec/identity")" <<'PY'
+import os, sys
+from git_checkpoint.core.rendezvous import key
+folder, identity = sys.argv[1], sys.argv[2]
+def c(text):
+    return '"' + "".join(ch if b < 128 and (ch.isalnum() or ch in "/._-") else "\\%03o" % b for ch, b in ((chr(b), b) for b in os.fsencode(text))) + '"'
+print(f"#define IDENTITY {c(identity)}\n#define SOCKET_KEY {c(key(identity))}")
+print(f"#define LAUNCHER {c(os.path.join(folder, 'git-checkpoint'))}")
+print(f"#define HOOK_LAUNCHER {c(os.path.join(folder, 'git-checkpoint-hook'))}")
+PY
+}
+mkdir -p "$data/bin"
+client_src=$("$venv/bin/python" -I -c \
+  'import git_checkpoint, os; print(os.path.join(os.path.dirname(git_checkpoint.__file__), "entry", "client.c"))')
+if client_config > "$data/libexec/client_config.h" &&
+  "${CC:-cc}" -O2 -o "$data/bin/git-checkpoint.new" -DCONFIG="\"$data/libexec/client_config.h\"" \
+    "$client_src" 2>"$data/libexec/client.log"; then
+  mv -f "$data/bin/git-checkpoint.new" "$data/bin/git-checkpoint"
+  ln -f "$data/bin/git-checkpoint" "$data/bin/git-checkpoint-hook.new"
+  mv -f "$data/bin/git-checkpoint-hook.new" "$data/bin/git-checkpoint-hook"
+else
+  echo "note: no C compiler built the fast client (${CC:-cc}: see $data/libexec/client.log);"
+  echo "      the commands start Python each time, and still use the command server"
+  for name in git-checkpoint git-checkpoint-hook; do
+    cp "$data/libexec/$name" "$data/bin/$name.new" && mv -f "$data/bin/$name.new" "$data/bin/$name"
+  done
+fi
+rm -f "$data/libexec/identity"
 ln -sf "$data/bin/git-checkpoint" "$bin/git-checkpoint"
 ln -sf "$data/bin/git-checkpoint-hook" "$bin/git-checkpoint-hook"
 # The hook templates are package data now. An rc file may still source the shell guard

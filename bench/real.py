@@ -498,11 +498,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def interpreter(bin_dir: Path | None, env: dict[str, str]) -> str:
-    """The Python the launcher starts (its `#!` line), for the start-up floor."""
+    """The Python the launcher starts (its `#!` line; for the compiled client, the
+    Python launcher's in libexec/ beside it), for the start-up floor."""
     exe = shutil.which("git-checkpoint-hook", path=env["PATH"])
     if exe is None:
         raise bench.BenchError("git-checkpoint-hook is not on PATH (./install.sh)")
-    first = Path(exe).read_bytes().split(b"\n", 1)[0].decode()
+    script = Path(exe).resolve()
+    if not script.read_bytes().startswith(b"#!"):
+        script = script.parent.parent / "libexec" / script.name
+    first = script.read_bytes().split(b"\n", 1)[0].decode() if script.exists() else ""
     return shlex.split(first[2:])[0] if first.startswith("#!") else sys.executable
 
 

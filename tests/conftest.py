@@ -38,6 +38,8 @@ def hermetic_seal(
     monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
     monkeypatch.setenv("NO_COLOR", "1")
+    # The command servers the tests start exit soon after the last test that used them.
+    monkeypatch.setenv("GIT_CHECKPOINT_SERVER_IDLE", "30")
     monkeypatch.setenv("PATH", BIN + os.pathsep + os.environ["PATH"])
     (home / ".gitconfig").write_text(
         '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'

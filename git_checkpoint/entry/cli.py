@@ -464,7 +464,7 @@ def completion(shell: str, as_json: bool) -> int:
 
 for command in (cli_setup.task, cli_setup.hooks, cli_setup.guard, cli_setup.demo):
     cli.add_command(command)
-for command in (cli_setup.init, cli_setup.doctor, cli_setup.mcp):
+for command in (cli_setup.init, cli_setup.doctor, cli_setup.mcp, cli_setup.server):
     cli.add_command(command)
 
 

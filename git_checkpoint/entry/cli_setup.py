@@ -234,3 +234,38 @@ def mcp(as_json: bool) -> int:
 
     serve()
     return 0
+
+
+@click.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+def server(click_ctx: click.Context, as_json: bool) -> int | None:
+    """The command server: save, restore, undo and the hooks without Python's start.
+
+    One process per installation keeps the tool imported and forks a worker for each
+    command; it starts with the first such command and exits after 10 idle minutes.
+    GIT_CHECKPOINT_SERVER=off runs every command in its own process.
+    """
+    if click_ctx.invoked_subcommand is not None:
+        return None
+    from ..app import server as cmd
+
+    return emit(cmd.state(), as_json)
+
+
+@server.command(name="status")
+@json_option
+def server_status(as_json: bool) -> int:
+    """Whether the server runs, its pid and socket."""
+    from ..app import server as cmd
+
+    return emit(cmd.state(), json_wanted(as_json))
+
+
+@server.command(name="stop")
+@json_option
+def server_stop(as_json: bool) -> int:
+    """Stop the server (the commands it runs finish; the next one starts it again)."""
+    from ..app import server as cmd
+
+    return emit(cmd.stop(), json_wanted(as_json))

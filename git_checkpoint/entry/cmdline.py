@@ -6,6 +6,10 @@ Standard library only."""
 from __future__ import annotations
 
 EARLY_VERBS = ("save", "restore", "undo")  # the verbs whose scan the launcher starts
+# The verbs handed to the command server (entry/relay.py): the short, frequent ones. Those
+# that run a command of the user's, serve a session (mcp) or change the installation run
+# in their own process.
+RELAYED_VERBS = (*EARLY_VERBS, "list", "status", "resume")
 GLOBAL_OPTIONS = ("-P", "--no-pager")  # taken before the verb, as git takes them
 # The verbs that run a command of the user's (`-- CMD…`), and their options that take a
 # value: only what comes before CMD is ours.
@@ -40,6 +44,11 @@ class CommandLine:
         self.as_json = "--json" in _ours(words[start:])
         self.asks_help = any(w in ("-h", "--help") for w in words)
         self.continues = "--continue" in words  # a journal to finish before anything
+
+    @property
+    def relayed(self) -> bool:
+        """Whether the launcher hands the command to the command server."""
+        return self.verb in RELAYED_VERBS
 
     @property
     def scans_early(self) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..core.errors import CheckpointError
 from ..core.interrupts import RestoreInterrupted, interrupt_once
 from ..core.text import ERROR_WIDTH, follow_quote_path
+from . import relay
 
 TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
@@ -406,4 +407,4 @@ def exit_now(code: int, cleanup: Callable[[], None] | None = None) -> NoReturn:
                     sys.stderr.write(f"git checkpoint: cannot write the output: {exc}\n")
                     sys.stderr.flush()
     _wait_for_pager()
-    os._exit(code)
+    relay.exit_process(code)

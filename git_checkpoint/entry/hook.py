@@ -16,6 +16,7 @@ from ..core import preload
 from ..core.text import one_line
 from ..fast import hook, turns
 from ..gitcore.locate import Paths, find_repo
+from . import relay
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,6 +35,10 @@ SAVE_MODULES = tuple(
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:
+        how = relay.forward("hook", args)
+        if how is not None:
+            relay.exit_like(how)
     agent, event = [*args[:2], "", ""][:2]
     try:
         run(agent, event, list(args[2:]))
@@ -55,13 +60,8 @@ def main(argv: list[str] | None = None) -> None:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
             except (OSError, ValueError):
                 pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(0)  # no interpreter teardown: everything is closed and flushed by now
+    relay.flush_streams()
+    relay.exit_process(0)  # no interpreter teardown: everything is closed and flushed by now
 
 
 def run(agent: str, event: str, rest: list[str]) -> None:

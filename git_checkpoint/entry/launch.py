@@ -9,11 +9,16 @@ import sys
 
 from ..core.interrupts import interrupt_once
 from ..fast.prescan import Prescan, start
+from . import relay
 from .cmdline import CommandLine
 
 
 def main() -> None:
     cmdline = CommandLine(sys.argv[1:])
+    if cmdline.relayed:
+        how = relay.forward("cli", cmdline.words)
+        if how is not None:
+            relay.exit_like(how)
     interrupt_once()
     prescan: Prescan | None = None
     try:

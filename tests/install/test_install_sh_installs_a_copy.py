@@ -34,6 +34,7 @@ def test_install_sh_installs_a_copy_in_a_fresh_home(tmp_path: Path) -> None:
         "PYTHON": sys.executable,
         "GIT_CONFIG_NOSYSTEM": "1",
         "LANG": "C.UTF-8",
+        "GIT_CHECKPOINT_SERVER_IDLE": "5",  # its command server goes soon after the test
     }
     install = subprocess.run(
         ["./install.sh"], cwd=checkout, env=env, capture_output=True, text=True, timeout=840
@@ -46,13 +47,18 @@ def test_install_sh_installs_a_copy_in_a_fresh_home(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         return proc
 
-    # A copy: the launchers name the venv's site-packages only, so editing the clone
-    # changes nothing that runs.
+    # A copy: the Python launchers name the venv's site-packages only, so editing the
+    # clone changes nothing that runs; the commands on PATH are the client compiled for
+    # this installation (gcc is on every machine the tests run on), which runs them.
     (site,) = (data / "venv").glob("lib/python*/site-packages")
     for name in ("git-checkpoint", "git-checkpoint-hook"):
-        launcher = (data / "bin" / name).read_text()
+        launcher = (data / "libexec" / name).read_text()
         assert launcher.startswith(f"#!{data}/venv/bin/python -IS\n")
         assert str(checkout) not in launcher and str(site) in launcher
+        client = (data / "bin" / name).read_bytes()
+        assert client.startswith(b"\x7fELF"), install.stdout
+        assert f"{data}/libexec/".encode() in client and str(checkout).encode() not in client
+    assert (data / "bin" / "git-checkpoint").samefile(data / "bin" / "git-checkpoint-hook")
     version = run("git", "checkpoint", "--version").stdout
     init = checkout / "git_checkpoint" / "__init__.py"
     init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9.9.9+'))

@@ -1,0 +1,211 @@
+"""The command server's client half: hand this process's command to a resident server
+of the same installation, which forks a worker with the whole tool already imported,
+and exit as that worker exits. Python's start and the tool's imports (most of a save's
+time on a small project) are then paid once per server, not once per command.
+
+The worker runs the command as this process would: with its arguments, environment,
+working directory, umask, and its stdin, stdout and stderr themselves (passed over the
+socket). A signal this process gets (Ctrl-C, SIGTERM, SIGHUP) goes on to the worker and
+its children; if this process dies, the server kills the worker. The exit is the
+worker's: its code, or the signal that ended it.
+
+When there is no server (or it answers that its code changed under it, or the folder
+it lives in is not this user's alone), `forward` starts one for the next command and
+returns None: the command runs here, as it always did. `GIT_CHECKPOINT_SERVER=off`
+turns the server off. core/rendezvous.py has the wire format; entry/server.py is the
+other half; entry/client.c the same client in C, which install.sh builds so that a
+command does not even start Python.
+
+Standard library only, and only its C parts (`_socket`, not `socket`): this runs on
+every agent tool call.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core.rendezvous import MISSED, OFF, identity, request, run_dir, socket_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket as _Socket
+    from collections.abc import Callable
+    from typing import NoReturn
+
+FORWARDED = (2, 15, 1, 3)  # SIGINT, SIGTERM, SIGHUP, SIGQUIT
+SERVING = False  # set in a worker: its command runs here, never forwarded again
+# In a worker: tells its client the exit code (entry/server.py sets it).
+REPORT: Callable[[int], None] | None = None
+
+
+def forward(role: str, args: list[str]) -> int | None:
+    """Run `args` in the server's worker and return how to exit (an exit code, or
+    -signal); None when it must run here (a server is started for the next command)."""
+    if SERVING or os.environ.get(OFF) == "off":
+        return None
+    ident = identity()
+    missed = os.environ.pop(MISSED, None) is not None
+    conn = None if missed else _connect(ident)
+    if conn is None:
+        start_server(ident)
+        return None
+    try:
+        return _converse(conn, role, args, ident)
+    finally:
+        conn.close()
+
+
+def _connect(ident: str) -> _Socket | None:
+    import _socket
+
+    path = socket_path(ident)
+    if path is None:
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def _converse(conn: _Socket, role: str, args: list[str], ident: str) -> int | None:
+    import _socket
+    import array
+
+    try:
+        fds = [fd for fd in (0, 1, 2) if _open(fd)]
+        if len(fds) < 3:
+            return None  # a closed stdin, stdout or stderr: run here, as it would
+        data = request(role, args, ident)
+        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+        sent = conn.sendmsg([data], rights)
+        if sent < len(data):
+            conn.sendall(data[sent:])
+        answer = _read(conn, 5)
+    except OSError:
+        return None
+    if answer is None or answer[:1] != b"P":
+        return None  # refused (its code changed, another installation): run it here
+    worker = int.from_bytes(answer[1:], "big")
+    previous = _forward_signals(worker)
+    try:
+        status = _read(conn, 5)
+    finally:
+        _restore_signals(previous)
+    if status is None:
+        sys.stderr.write("git-checkpoint: the command server went away\n")
+        return 255
+    number = int.from_bytes(status[1:], "big")
+    return -number if status[:1] == b"S" else number
+
+
+def _open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _read(conn: _Socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = conn.recv(size - len(data))
+        except InterruptedError:  # pragma: no cover - PEP 475 retries
+            continue
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _forward_signals(worker: int) -> dict[int, object]:
+    import signal
+
+    def send(signum: int, frame: object) -> None:
+        # To the worker's process group: its git children too, as a Ctrl-C (or a kill
+        # of a group, as `timeout` sends) reaches the children of a command run here.
+        try:
+            os.kill(-worker, signum)
+        except OSError:
+            try:
+                os.kill(worker, signum)
+            except OSError:
+                pass
+
+    previous: dict[int, object] = {}
+    for signum in FORWARDED:
+        previous[signum] = signal.signal(signum, send)
+    return previous
+
+
+def _restore_signals(previous: dict[int, object]) -> None:
+    import signal
+
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+def flush_streams() -> None:
+    """Flush stdout and stderr, whatever became of them (closed, gone, full)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def exit_like(how: int) -> NoReturn:
+    """Exit as the worker did: with its code, or by the signal that killed it."""
+    flush_streams()
+    if how < 0:
+        import signal
+
+        try:
+            signal.signal(-how, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: theirs already
+            pass
+        os.kill(os.getpid(), -how)
+        how = 128 - how
+    os._exit(how)
+
+
+def start_server(ident: str) -> None:
+    """Start this installation's server in the background, in a session of its own, for
+    the commands after this one (it exits by itself when it has been idle)."""
+    where = run_dir(create=True)
+    if where is None:
+        return
+    code = (
+        "import sys; sys.path[:] = " + repr(sys.path) + "\n"
+        "from git_checkpoint.entry.server import main; main()"
+    )
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-I", "-S", "-c", code, ident],
+            {k: v for k, v in os.environ.items() if k != MISSED},
+            file_actions=[(os.POSIX_SPAWN_DUP2, null, fd) for fd in (0, 1, 2)],
+            setsid=True,
+        )
+    except OSError:
+        pass
+    finally:
+        os.close(null)
+
+
+def exit_process(code: int) -> NoReturn:
+    """Leave at once, the output flushed and every file closed by now (no interpreter
+    teardown); in a server's worker, first tell the client how."""
+    if REPORT is not None:
+        REPORT(code)
+    os._exit(code)

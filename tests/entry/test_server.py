@@ -1,0 +1,515 @@
+"""The command server (entry/server.py) and its clients (entry/relay.py, entry/client.c):
+a command handed over runs as it would in its own process — arguments, environment,
+working folder, umask, standard streams, exit code, signals — and a server that must not
+take it (another installation, changed code, another user's folder) is passed by.
+
+Each test gets an installation of its own: a launcher whose sys.path carries one more,
+empty folder, so that its identity, and so its server, is the test's alone (stopped at
+the end)."""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from git_checkpoint.core import rendezvous
+from git_checkpoint.entry import relay
+
+from ..conftest import Repo
+
+PATHS = [p for p in sys.path if p]
+
+
+class Install:
+    """Launchers of an installation of their own, and its server."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "identity").mkdir(parents=True)
+        self.paths = [str(root / "identity"), *PATHS]
+        self.identity = "\n".join([sys.executable, *self.paths])
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        for name, call in (("git-checkpoint", "launch"), ("git-checkpoint-hook", "hook")):
+            script = self.bin / name
+            script.write_text(
+                f"#!{sys.executable} -IS\nimport sys\nsys.path[:] = {self.paths!r}\n"
+                f"from git_checkpoint.entry.{call} import main\nmain()\n"
+            )
+            script.chmod(0o755)
+        self.socket = rendezvous.socket_path(self.identity)
+
+    def run(
+        self,
+        repo: Repo,
+        *args: str,
+        env: dict[str, str] | None = None,
+        program: str = "git-checkpoint",
+        **kw: object,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.bin / program), *args],
+            cwd=kw.pop("cwd", repo.path),
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            **kw,  # type: ignore[call-overload]
+        )
+
+    def state(self, repo: Repo) -> dict[str, object]:
+        proc = self.run(repo, "server", "status", "--json")
+        assert proc.returncode == 0, proc.stderr
+        state: dict[str, object] = json.loads(proc.stdout)
+        return state
+
+    def up(self, repo: Repo) -> int:
+        """Start the server (a command it takes), wait until it answers; its pid."""
+        deadline = time.monotonic() + 30
+        self.run(repo, "status")
+        while time.monotonic() < deadline:
+            state = self.state(repo)
+            if state["running"] and self.socket and os.path.exists(self.socket):
+                pid = state["pid"]
+                assert isinstance(pid, int)
+                return pid
+            time.sleep(0.05)
+        raise AssertionError(f"no server came up: {self.state(repo)}")
+
+    def stop(self, repo: Repo) -> None:
+        self.run(repo, "server", "stop")
+
+
+@pytest.fixture
+def install(tmp_path: Path, repo: Repo) -> Iterator[Install]:
+    own = Install(tmp_path / "install")
+    yield own
+    own.stop(repo)
+
+
+def git_spy(tmp_path: Path, repo: Repo) -> tuple[Path, Path]:
+    """A `git` first on PATH that writes down, per call, its parent (the process that ran
+    git) and that one's parent."""
+    folder = tmp_path / "spy"
+    folder.mkdir()
+    log = tmp_path / "spy.log"
+    real = shutil.which("git")
+    (folder / "git").write_text(
+        f'#!/bin/sh\necho "$PPID $(ps -o ppid= -p $PPID)" >> {log}\nexec {real} "$@"\n'
+    )
+    (folder / "git").chmod(0o755)
+    return folder, log
+
+
+def parents(log: Path) -> set[tuple[int, int]]:
+    return {(int(a), int(b)) for a, b in (line.split() for line in log.read_text().splitlines())}
+
+
+def test_a_command_runs_in_a_worker_of_the_server_once_it_is_up(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    server = install.up(repo)
+    spy, log = git_spy(tmp_path, repo)
+    repo.write("src/app.py", "print('changed')\n")
+    proc = install.run(repo, "save", "-m", "served", env={"PATH": f"{spy}:{os.environ['PATH']}"})
+    assert proc.returncode == 0, proc.stderr
+    assert "checkpoint saved: cp_001" in proc.stdout
+    callers = parents(log)
+    assert callers and all(grand == server for _, grand in callers), (callers, server)
+    assert all(worker != server for worker, _ in callers)
+
+
+def test_without_a_server_the_command_runs_in_its_own_process(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    spy, log = git_spy(tmp_path, repo)
+    repo.write("src/app.py", "print('changed')\n")
+    env = {"PATH": f"{spy}:{os.environ['PATH']}", "GIT_CHECKPOINT_SERVER": "off"}
+    proc = install.run(repo, "save", "-m", "alone", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert not install.state(repo)["running"]  # off: none was started either
+    assert {grand for _, grand in parents(log)} == {os.getpid()}
+
+
+def test_the_worker_takes_the_clients_environment_folder_and_umask(
+    install: Install, repo: Repo
+) -> None:
+    install.up(repo)
+    repo.write("src/new.txt", "new\n")
+    repo.cp("save", "-m", "with a new file")
+    (repo.path / "src" / "new.txt").unlink()
+    # Restore from a subfolder, in a task named by the environment, under umask 077: the
+    # file it brings back is written as this process would write it.
+    proc = install.run(
+        repo,
+        "restore",
+        "cp_001",
+        env={"CHECKPOINT_TASK": "main"},
+        cwd=repo.path / "src",
+        preexec_fn=lambda: os.umask(0o077),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "restored main/cp_001" in proc.stdout
+    assert stat.S_IMODE((repo.path / "src" / "new.txt").stat().st_mode) == 0o600
+    other = install.run(repo, "save", "-m", "elsewhere", env={"CHECKPOINT_TASK": "other"})
+    assert other.returncode == 0, other.stderr
+    assert "other" in repo.git("for-each-ref", "refs/checkpoints/other/")
+
+
+def test_exit_codes_and_one_line_errors_are_the_commands_own(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    env = {"GIT_CHECKPOINT_SERVER": "off"}
+    for args in (["restore", "nope"], ["save", "--bogus"], ["undo"]):
+        served = install.run(repo, *args)
+        alone = install.run(repo, *args, env=env)
+        assert (served.returncode, served.stdout, served.stderr) == (
+            alone.returncode,
+            alone.stdout,
+            alone.stderr,
+        ), args
+        assert served.returncode != 0 and len(served.stderr.strip().splitlines()) == 1
+
+
+def test_a_hook_reads_its_payload_from_the_clients_stdin(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    repo.write("src/app.py", "print('about to be reset')\n")
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "cwd": str(repo.path),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git reset --hard"},
+        }
+    )
+    proc = install.run(
+        repo, "claude-code", "PreToolUse", program="git-checkpoint-hook", input=payload
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "checkpoint saved" in proc.stderr
+    assert repo.git("for-each-ref", "--format=%(refname)", "refs/checkpoints/").strip()
+
+
+def slow_git(tmp_path: Path, marker: Path) -> Path:
+    """A `git` that, on a save's status scan, says it started and then waits."""
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    real = shutil.which("git")
+    (folder / "git").write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *status*) echo $PPID > ' + str(marker) + "; sleep 30;; esac\n"
+        f'exec {real} "$@"\n'
+    )
+    (folder / "git").chmod(0o755)
+    return folder
+
+
+def wait_for(path: Path) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text())
+        time.sleep(0.02)
+    raise AssertionError("the worker never reached git")
+
+
+def gone(pid: int) -> bool:
+    """Whether `pid` ends within seconds (a worker tells its client how it ended just
+    before its process is torn down)."""
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def slow_save(
+    install: Install, repo: Repo, tmp_path: Path, output: int = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[str], int]:
+    """A save handed to the server whose worker waits in its first git call: the
+    client, and the worker's pid."""
+    install.up(repo)
+    marker = tmp_path / "worker"
+    repo.write("src/app.py", "print('changed')\n")
+    env = {**os.environ, "PATH": f"{slow_git(tmp_path, marker)}:{os.environ['PATH']}"}
+    client = subprocess.Popen(
+        [str(install.bin / "git-checkpoint"), "save", "-m", "x"],
+        cwd=repo.path,
+        env=env,
+        stdout=output,
+        stderr=output,
+        text=True,
+    )
+    worker = wait_for(marker)
+    assert worker != client.pid
+    return client, worker
+
+
+def test_ctrl_c_to_the_client_interrupts_the_worker(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    client, worker = slow_save(install, repo, tmp_path, output=subprocess.PIPE)
+    client.send_signal(signal.SIGINT)
+    out, err = client.communicate(timeout=30)
+    assert client.returncode == 130, (out, err)
+    assert "interrupted" in err
+    assert gone(worker)
+
+
+def test_a_client_killed_takes_its_worker_with_it(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    client, worker = slow_save(install, repo, tmp_path)
+    client.kill()
+    client.wait(timeout=10)
+    assert gone(worker)
+
+
+def test_a_worker_killed_by_a_signal_ends_its_client_by_the_same_signal(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    client, worker = slow_save(install, repo, tmp_path)
+    os.kill(worker, signal.SIGKILL)
+    assert client.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_a_changed_module_retires_the_server_and_the_command_still_runs(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    """An upgrade or an edit of the code under a running server: the server refuses, the
+    command runs in its own process with the new code, and a new server follows."""
+    package = tmp_path / "copy"
+    shutil.copytree(Path(relay.__file__).parents[1], package / "git_checkpoint")
+    install.paths.insert(1, str(package))
+    install.identity = "\n".join([sys.executable, *install.paths])
+    install.socket = rendezvous.socket_path(install.identity)
+    for script in install.bin.iterdir():
+        text = script.read_text().splitlines()
+        text[2] = f"sys.path[:] = {install.paths!r}"
+        script.write_text("\n".join(text) + "\n")
+    first = install.up(repo)
+    module = package / "git_checkpoint" / "app" / "status.py"
+    module.write_text(module.read_text() + "\n# changed\n")
+    proc = install.run(repo, "status")
+    assert proc.returncode == 0, proc.stderr
+    assert gone(first)
+    assert install.up(repo) != first
+
+
+def test_the_server_exits_when_idle(install: Install, repo: Repo) -> None:
+    proc = install.run(repo, "status", env={"GIT_CHECKPOINT_SERVER_IDLE": "0.5"})
+    assert proc.returncode == 0
+    deadline = time.monotonic() + 20
+    seen = False
+    while time.monotonic() < deadline:
+        state = install.state(repo)
+        seen = seen or bool(state["running"])
+        if seen and not state["running"]:
+            break
+        time.sleep(0.05)
+    assert seen and not install.state(repo)["running"]
+    assert install.socket is not None and not os.path.exists(install.socket)
+
+
+def ask(path: str, data: bytes, fds: list[int]) -> bytes:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(path)
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+        conn.sendmsg([data], rights if fds else [])
+        return conn.recv(5)
+
+
+def test_a_request_of_another_installation_or_malformed_is_refused(
+    install: Install, repo: Repo
+) -> None:
+    install.up(repo)
+    assert install.socket is not None
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        body = b"\0".join(
+            [b"another identity", b"cli", os.fsencode(repo.path), b"22", b"1", b"status"]
+        )
+        request = rendezvous.MAGIC + len(body).to_bytes(4, "big") + body
+        assert ask(install.socket, request, [null, null, null]) == b"R"
+        assert ask(install.socket, b"GET / HTTP/1.0\r\n\r\n", []) == b"R"
+        assert ask(install.socket, rendezvous.MAGIC + b"\xff\xff\xff\xff", [null]) == b"R"
+    finally:
+        os.close(null)
+    proc = install.run(repo, "status")  # and it still serves
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_folder_others_may_enter_is_never_used(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    assert rendezvous.run_dir(base=str(shared)) is None
+    shared.chmod(0o700)
+    assert rendezvous.run_dir(base=str(shared)) == str(shared)
+    link = tmp_path / "link"
+    link.symlink_to(shared)
+    assert rendezvous.run_dir(base=str(link)) is None
+
+
+def test_the_quick_check_trusts_a_save_made_by_a_worker(install: Install, repo: Repo) -> None:
+    """The server imported the quick check long before the command: what it took as the
+    process's start is the command's (else every file written since the server started
+    is racy, and an unchanged hook saves in full every time)."""
+    install.up(repo)
+    repo.write(".checkpoint.yaml", "verifiers: []\n")
+    repo.write("src/app.py", "print('changed')\n")
+    time.sleep(1.2)  # past the racy window: written before the save began
+    assert install.run(repo, "save", "-m", "x").returncode == 0
+    state = json.loads((repo.path / ".git" / "checkpoint" / "quick" / "state.json").read_text())
+    assert state["config_file"] == "verifiers: []\n"
+
+
+def test_status_and_stop(install: Install, repo: Repo) -> None:
+    pid = install.up(repo)
+    shown = install.run(repo, "server")
+    assert f"command server: running (pid {pid})" in shown.stdout
+    stopped = install.run(repo, "server", "stop")
+    assert f"command server stopped (pid {pid})" in stopped.stdout
+    assert gone(pid)
+    assert "not running" in install.run(repo, "server", "status").stdout
+
+
+# --- the compiled client ----------------------------------------------------------------
+
+
+def c_string(text: str) -> str:
+    return '"' + "".join(f"\\{b:03o}" for b in os.fsencode(text)) + '"'
+
+
+@pytest.fixture
+def compiled(install: Install, tmp_path: Path) -> Path:
+    """entry/client.c built for this test's installation, as install.sh builds it."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path / "compiled"
+    folder.mkdir()
+    config = folder / "client_config.h"
+    config.write_text(
+        f"#define IDENTITY {c_string(install.identity)}\n"
+        f"#define SOCKET_KEY {c_string(rendezvous.key(install.identity))}\n"
+        f"#define LAUNCHER {c_string(str(install.bin / 'git-checkpoint'))}\n"
+        f"#define HOOK_LAUNCHER {c_string(str(install.bin / 'git-checkpoint-hook'))}\n"
+    )
+    source = Path(relay.__file__).parents[1] / "entry" / "client.c"
+    binary = folder / "git-checkpoint"
+    subprocess.run(
+        [cc, "-O2", "-Wall", "-Werror", f'-DCONFIG="{config}"', "-o", str(binary), str(source)],
+        check=True,
+    )
+    os.link(binary, folder / "git-checkpoint-hook")
+    return folder
+
+
+def test_the_compiled_client_hands_commands_over_and_exits_as_the_worker(
+    install: Install, compiled: Path, repo: Repo, tmp_path: Path
+) -> None:
+    install.up(repo)
+    spy, log = git_spy(tmp_path, repo)
+    repo.write("src/app.py", "print('changed')\n")
+    env = {**os.environ, "PATH": f"{spy}:{os.environ['PATH']}"}
+    proc = subprocess.run(
+        [str(compiled / "git-checkpoint"), "save", "-m", "compiled"],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "checkpoint saved" in proc.stdout
+    server = install.state(repo)["pid"]
+    assert all(grand == server for _, grand in parents(log))
+    bad = subprocess.run(
+        [str(compiled / "git-checkpoint"), "restore", "nope"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    alone = install.run(repo, "restore", "nope", env={"GIT_CHECKPOINT_SERVER": "off"})
+    assert (bad.returncode, bad.stderr) == (alone.returncode, alone.stderr)
+
+
+def test_the_compiled_client_runs_the_python_launcher_for_what_it_does_not_hand_over(
+    install: Install, compiled: Path, repo: Repo
+) -> None:
+    for args in (["--version"], ["log"], ["save", "-m", "x"]):
+        proc = subprocess.run(
+            [str(compiled / "git-checkpoint"), *args],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "GIT_CHECKPOINT_SERVER": "off"},
+        )
+        assert proc.returncode == 0, (args, proc.stderr)
+    assert not install.state(repo)["running"]
+    # No server yet: the launcher runs it and starts one for the next command.
+    proc = subprocess.run(
+        [str(compiled / "git-checkpoint"), "status"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    install.up(repo)
+
+
+def test_the_compiled_hook_reads_its_payload_through_the_server(
+    install: Install, compiled: Path, repo: Repo
+) -> None:
+    install.up(repo)
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "cwd": str(repo.path),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "ls -la"},
+        }
+    )
+    proc = subprocess.run(
+        [str(compiled / "git-checkpoint-hook"), "claude-code", "PreToolUse"],
+        cwd=repo.path,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    wrong = subprocess.run(
+        [str(compiled / "git-checkpoint-hook"), "claude-code", "NoSuchEvent"],
+        cwd=repo.path,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wrong.returncode == 0 and "unknown claude-code event" in wrong.stderr
