@@ -69,10 +69,13 @@ def measure(
     process starts with our RSS as its high-water mark, so the RSS comes from GNU time
     (small) in front of the command when it is there, else from wait4 (an upper bound).
     `gnu_time=False`: the command alone, for timings of a few milliseconds that one more
-    process in front would blur (the RSS is then wait4's)."""
+    process in front would blur (the RSS is then wait4's).
+    A command the command server ran is counted where it ran: its worker adds its CPU
+    time and peak RSS to GIT_CHECKPOINT_USAGE_FILE (entry/server.py), to the client's."""
     time_exe = TIME if gnu_time else None
     with tempfile.NamedTemporaryFile() as rss, tempfile.TemporaryFile() as out, \
-            tempfile.TemporaryFile() as err:  # fmt: skip
+            tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as used:  # fmt: skip
+        env = {**env, "GIT_CHECKPOINT_USAGE_FILE": used.name}
         prefix = [time_exe, "-f", "%M", "-o", rss.name] if time_exe else []
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -96,12 +99,17 @@ def measure(
             usage_kb = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
         else:
             usage_kb = usage.ru_maxrss
+        cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0
+        for line in Path(used.name).read_text().splitlines():  # what workers of ours used
+            worker_cpu, worker_kb = line.split()
+            cpu_ms += float(worker_cpu)
+            usage_kb = max(usage_kb, int(worker_kb))
         sample = Sample(
             ms,
             usage_kb,
             out.read().decode(errors="replace"),
             err.read().decode(errors="replace"),
-            (usage.ru_utime + usage.ru_stime) * 1000.0,
+            cpu_ms,
         )
     if proc.returncode != 0:
         raise BenchError(

@@ -513,3 +513,17 @@ def test_the_compiled_hook_reads_its_payload_through_the_server(
         timeout=60,
     )
     assert wrong.returncode == 0 and "unknown claude-code event" in wrong.stderr
+
+
+def test_a_worker_adds_what_it_used_to_the_usage_file(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    """What a command cost is where it ran: a benchmark asks the worker for it."""
+    install.up(repo)
+    used = tmp_path / "used"
+    repo.write("src/app.py", "print('changed')\n")
+    proc = install.run(repo, "save", "-m", "x", env={"GIT_CHECKPOINT_USAGE_FILE": str(used)})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = used.read_text().splitlines()
+    cpu_ms, rss_kb = line.split()
+    assert float(cpu_ms) > 0 and int(rss_kb) > 1024
