@@ -5,8 +5,9 @@ server, app/server.py shows and stops it).
 
 Wire format (one Unix stream socket per command): the client sends b"GCP1", the body's
 length (4 bytes, big-endian) and the body: NUL-separated identity, role, working
-directory, umask (octal), the number of arguments, the arguments, then the environment
-(K=V); the first byte goes with its stdin, stdout and stderr (SCM_RIGHTS). The server
+directory, umask (octal), the signals it ignores (comma-separated numbers), the number
+of arguments, the arguments, then the environment (K=V); the first byte goes with its
+stdin, stdout and stderr (SCM_RIGHTS). The server
 answers b"P" + the worker's pid (4 bytes) or b"R" (refused: run it yourself), and
 when the worker ends b"X" + its exit code or b"S" + the signal that killed it.
 
@@ -21,7 +22,7 @@ import sys
 OFF = "GIT_CHECKPOINT_SERVER"  # "off": every command runs in its own process
 MISSED = "GIT_CHECKPOINT_SERVER_MISSED"  # the compiled client found no server: start one
 IDLE = "GIT_CHECKPOINT_SERVER_IDLE"  # seconds the server waits for a command (600)
-MAGIC = b"GCP1"
+MAGIC = b"GCP2"
 ROLES = ("cli", "hook")
 
 
@@ -66,10 +67,13 @@ def socket_path(ident: str | None = None) -> str | None:
     return None if where is None else f"{where}/{key(ident or identity())}.sock"
 
 
-def request(role: str, args: list[str], ident: str) -> bytes:
-    """The body of a request for `args` (without the program's name)."""
+def request(role: str, args: list[str], ident: str, ignored: list[int]) -> bytes:
+    """The body of a request for `args` (without the program's name); `ignored`: the
+    signals this process ignores (nohup, a background job), which the worker ignores."""
     fs = os.fsencode
-    fields = [fs(ident), fs(role), fs(os.getcwd()), b"%o" % _umask(), b"%d" % len(args)]
+    mask = b"%o" % _umask()
+    fields = [fs(ident), fs(role), fs(os.getcwd()), mask, ",".join(map(str, ignored)).encode()]
+    fields.append(b"%d" % len(args))
     fields += [fs(a) for a in args]
     fields += [k + b"=" + v for k, v in os.environb.items()]
     body = b"\0".join(fields)

@@ -1,8 +1,8 @@
 /* git-checkpoint and git-checkpoint-hook as install.sh builds them: hand the command to
  * the installation's command server (entry/server.py) without starting Python, or, when
  * there is no server or the command is not one it takes, run the Python launcher.
- * core/relay.py is the same client in Python and documents the wire format; this file
- * follows it line for line.
+ * entry/relay.py is the same client in Python, core/rendezvous.py documents the wire
+ * format; this file follows them line for line.
  *
  * Built with: cc -O2 -DCONFIG='"client_config.h"' -o git-checkpoint client.c
  * where client_config.h (written by install.sh) defines IDENTITY (the installation, as
@@ -27,6 +27,9 @@
 extern char **environ;
 
 static pid_t worker;
+
+/* The signals that go on to the worker (entry/relay.py FORWARDED), then Ctrl-Z's. */
+static const int relayed_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
 
 /* The verbs the server takes (entry/cmdline.py RELAYED_VERBS) and the global options that
  * may come before the verb (GLOBAL_OPTIONS). */
@@ -108,10 +111,18 @@ static int build(struct buf *b, const char *role, int argc, char **argv)
     umask(mask);
     if (!cwd)
         return -1;
-    int bad = put(b, "GCP1\0\0\0\0", 8) | field(b, IDENTITY, 1) | field(b, role, 0) | field(b, cwd, 0);
+    int bad = put(b, "GCP2\0\0\0\0", 8) | field(b, IDENTITY, 1) | field(b, role, 0) | field(b, cwd, 0);
     free(cwd);
     snprintf(number, sizeof number, "%o", (unsigned)mask);
     bad |= field(b, number, 0);
+    char ignored[64] = "";
+    for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++) {
+        struct sigaction now;
+        if (!sigaction(relayed_signals[i], NULL, &now) && now.sa_handler == SIG_IGN)
+            snprintf(ignored + strlen(ignored), sizeof ignored - strlen(ignored), "%s%d",
+                     *ignored ? "," : "", relayed_signals[i]);
+    }
+    bad |= field(b, ignored, 0);
     snprintf(number, sizeof number, "%d", argc - 1);
     bad |= field(b, number, 0);
     for (int i = 1; i < argc; i++)
@@ -176,9 +187,26 @@ static int answer(int sock, char *letter, unsigned *number)
 
 static void forward(int signum)
 {
-    /* To the worker's process group: its git children too (see core/relay.py). */
+    /* To the worker's process group: its git children too (see entry/relay.py). */
     if (worker > 0 && kill(-worker, signum) < 0)
         kill(worker, signum);
+}
+
+/* Ctrl-Z: the worker stops, then this process; `fg` continues both. */
+static void stop(int signum)
+{
+    sigset_t tstp;
+    forward(SIGTSTP);
+    signal(SIGTSTP, SIG_DFL);
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+    raise(SIGTSTP); /* stopped here until SIGCONT */
+    struct sigaction act = {.sa_handler = stop};
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGTSTP, &act, NULL);
+    forward(SIGCONT);
+    (void)signum;
 }
 
 int main(int argc, char **argv)
@@ -206,11 +234,12 @@ int main(int argc, char **argv)
     }
     free(request.data);
     worker = (pid_t)number;
-    struct sigaction act = {.sa_handler = forward};
-    sigemptyset(&act.sa_mask);
-    int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
-        sigaction(forwarded[i], &act, NULL);
+    for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++) {
+        struct sigaction now, act = {.sa_handler = relayed_signals[i] == SIGTSTP ? stop : forward};
+        sigemptyset(&act.sa_mask);
+        if (!sigaction(relayed_signals[i], NULL, &now) && now.sa_handler != SIG_IGN)
+            sigaction(relayed_signals[i], &act, NULL); /* one ignored here stays ignored */
+    }
     if (answer(sock, &letter, &number)) {
         fputs("git-checkpoint: the command server went away\n", stderr);
         return 255;

@@ -35,12 +35,12 @@ SAVE_MODULES = tuple(
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if argv is None:
-        how = relay.forward("hook", args)
-        if how is not None:
-            relay.exit_like(how)
     agent, event = [*args[:2], "", ""][:2]
     try:
+        if argv is None:
+            how = relay.forward("hook", args)
+            if how is not None:
+                relay.exit_like(how)
         run(agent, event, list(args[2:]))
     except hook.Skip as why:
         if str(why):

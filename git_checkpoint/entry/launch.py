@@ -15,13 +15,13 @@ from .cmdline import CommandLine
 
 def main() -> None:
     cmdline = CommandLine(sys.argv[1:])
-    if cmdline.relayed:
-        how = relay.forward("cli", cmdline.words)
-        if how is not None:
-            relay.exit_like(how)
-    interrupt_once()
     prescan: Prescan | None = None
     try:
+        if cmdline.relayed:
+            how = relay.forward("cli", cmdline.words)
+            if how is not None:
+                relay.exit_like(how)
+        interrupt_once()
         prescan = start() if cmdline.scans_early else None
         from . import console, fastcli
 

@@ -42,8 +42,10 @@ REPORT: Callable[[int], None] | None = None
 def forward(role: str, args: list[str]) -> int | None:
     """Run `args` in the server's worker and return how to exit (an exit code, or
     -signal); None when it must run here (a server is started for the next command)."""
-    if SERVING or os.environ.get(OFF) == "off":
+    if SERVING or os.environ.get(OFF) == "off" or sys.platform != "linux":
         return None
+    if not all(_open(fd) for fd in (0, 1, 2)):
+        return None  # a closed stdin, stdout or stderr: run here, as it would
     ident = identity()
     missed = os.environ.pop(MISSED, None) is not None
     conn = None if missed else _connect(ident)
@@ -62,7 +64,7 @@ def _connect(ident: str) -> _Socket | None:
     path = socket_path(ident)
     if path is None:
         return None
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
     try:
         conn.connect(path)
     except OSError:
@@ -75,26 +77,25 @@ def _converse(conn: _Socket, role: str, args: list[str], ident: str) -> int | No
     import _socket
     import array
 
+    relayed = _Signals()
     try:
-        fds = [fd for fd in (0, 1, 2) if _open(fd)]
-        if len(fds) < 3:
-            return None  # a closed stdin, stdout or stderr: run here, as it would
-        data = request(role, args, ident)
-        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
-        sent = conn.sendmsg([data], rights)
-        if sent < len(data):
-            conn.sendall(data[sent:])
-        answer = _read(conn, 5)
-    except OSError:
-        return None
-    if answer is None or answer[:1] != b"P":
-        return None  # refused (its code changed, another installation): run it here
-    worker = int.from_bytes(answer[1:], "big")
-    previous = _forward_signals(worker)
-    try:
+        try:
+            data = request(role, args, ident, relayed.ignored)
+            fds = array.array("i", (0, 1, 2)).tobytes()
+            sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+            if sent < len(data):
+                conn.sendall(data[sent:])
+            answer = _read(conn, 5)
+        except OSError:
+            answer = None
+        if answer is None or answer[:1] != b"P":
+            relayed.restore()  # (a signal that came meanwhile is this process's again)
+            return None  # refused (its code changed, another installation): run it here
+        relayed.worker = int.from_bytes(answer[1:], "big")
+        relayed.send_pending()
         status = _read(conn, 5)
     finally:
-        _restore_signals(previous)
+        relayed.restore()
     if status is None:
         sys.stderr.write("git-checkpoint: the command server went away\n")
         return 255
@@ -123,31 +124,65 @@ def _read(conn: _Socket, size: int) -> bytes | None:
     return data
 
 
-def _forward_signals(worker: int) -> dict[int, object]:
-    import signal
+class _Signals:
+    """While a worker runs the command: the signals this process gets go on to the
+    worker's process group (its git children too, as a Ctrl-C, or a kill of a group as
+    `timeout` sends, reaches the children of a command run here); Ctrl-Z stops the
+    worker with this process, and `fg` continues both. A signal this process ignores is
+    left ignored (the worker ignores it too). One that comes before the worker is known
+    waits for it."""
 
-    def send(signum: int, frame: object) -> None:
-        # To the worker's process group: its git children too, as a Ctrl-C (or a kill
-        # of a group, as `timeout` sends) reaches the children of a command run here.
+    def __init__(self) -> None:
+        import signal
+
+        self.worker = 0
+        self.pending: list[int] = []
+        self.previous: dict[int, object] = {}
+        self.ignored = [
+            int(s) for s in (*FORWARDED, signal.SIGTSTP) if signal.getsignal(s) == signal.SIG_IGN
+        ]
+        for signum in FORWARDED:
+            if signum not in self.ignored:
+                self.previous[signum] = signal.signal(signum, self.forward)
+        if signal.SIGTSTP not in self.ignored:
+            self.previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, self.stop)
+
+    def forward(self, signum: int, frame: object = None) -> None:
+        if not self.worker:
+            self.pending.append(signum)
+            return
         try:
-            os.kill(-worker, signum)
+            os.kill(-self.worker, signum)
         except OSError:
             try:
-                os.kill(worker, signum)
+                os.kill(self.worker, signum)
             except OSError:
                 pass
 
-    previous: dict[int, object] = {}
-    for signum in FORWARDED:
-        previous[signum] = signal.signal(signum, send)
-    return previous
+    def send_pending(self) -> None:
+        for signum in self.pending:
+            self.forward(signum)
+        self.pending.clear()
 
+    def stop(self, signum: int, frame: object) -> None:
+        import signal
 
-def _restore_signals(previous: dict[int, object]) -> None:
-    import signal
+        self.forward(signal.SIGTSTP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until `fg` (SIGCONT)
+        signal.signal(signal.SIGTSTP, self.stop)
+        self.forward(signal.SIGCONT)
 
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)  # type: ignore[arg-type]
+    def restore(self) -> None:
+        import signal
+
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        self.previous.clear()
+        if self.pending and not self.worker:  # came before any worker: this process's
+            pending, self.pending = self.pending, []
+            for signum in pending:
+                os.kill(os.getpid(), signum)
 
 
 def flush_streams() -> None:

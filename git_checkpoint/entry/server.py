@@ -32,9 +32,10 @@ import sys
 import time
 
 from ..core import rendezvous
-from . import relay
+from . import context, relay
 
 IDLE = 600.0
+REQUEST_SECONDS = 5.0  # how long a worker waits for the request of the client it took
 USAGE_FILE = "GIT_CHECKPOINT_USAGE_FILE"
 # Not imported ahead: what only the commands that are not handed over use.
 NOT_PRELOADED = ("__main__", "entry.mcp_server", "entry.mcp_calls")
@@ -47,18 +48,21 @@ _FDS = array.array("i", [0, 0, 0])
 class Request:
     """What a client asked: the command, and the process it would have run in."""
 
-    __slots__ = ("args", "cwd", "env", "fds", "identity", "role", "umask")
+    __slots__ = ("args", "cwd", "env", "fds", "identity", "ignored", "role", "umask")
 
     def __init__(self, body: bytes, fds: list[int]) -> None:
         fields = body.split(b"\0")
-        ident, role, cwd, umask, count = fields[:5]
+        if len(fields) < 6:
+            raise ValueError("a malformed request")
+        ident, role, cwd, umask, ignored, count = fields[:6]
         n = int(count)
         self.identity = os.fsdecode(ident)
         self.role = role.decode()
         self.cwd = os.fsdecode(cwd)
         self.umask = int(umask, 8)
-        self.args = [os.fsdecode(a) for a in fields[5 : 5 + n]]
-        self.env = [e for e in fields[5 + n :] if b"=" in e[1:]]
+        self.ignored = [int(s) for s in ignored.split(b",") if s]
+        self.args = [os.fsdecode(a) for a in fields[6 : 6 + n]]
+        self.env = [e for e in fields[6 + n :] if b"=" in e[1:]]
         self.fds = fds
         if self.role not in rendezvous.ROLES or len(fds) != 3 or len(self.args) != n:
             raise ValueError("a malformed request")
@@ -69,7 +73,10 @@ def main() -> None:
     ident = sys.argv[1] if len(sys.argv) > 1 else ""
     if ident != rendezvous.identity():
         sys.exit(2)  # started for another installation
-    os.chdir("/")  # not the folder of the command that started it, which may go
+    # Nothing of the command that started it: not its folder (which may go), not its
+    # descriptors (a pipe it was given would never see its end while the server lives).
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    os.chdir("/")
     taken = Server(ident).serve()
     if taken is not None:  # in a worker
         work(*taken)
@@ -81,7 +88,9 @@ class Server:
         self.workers: dict[int, socket.socket] = {}  # worker pid -> its client
         self.spare = 0  # the pid of the worker waiting in accept, 0 if none
         self.lost = 0  # spares in a row that died before taking a client
+        self.gone: set[int] = set()  # children reaped before the server knew them as workers
         self.stale = False
+        self.stopping = False  # SIGTERM (`git checkpoint server stop`)
         self.idle = _idle_seconds()
 
     def serve(self) -> tuple[socket.socket, Request] | None:
@@ -104,30 +113,41 @@ class Server:
         # Spares tell the server which client they took, with its connection.
         self.control, self.spare_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
         signal.set_wakeup_fd(self.wake[1])
         with _listening(path) as listener:
             taken = self.loop(listener)
         if taken is None:
             self.end()
+            for leftover in (path[: -len(".sock")] + ".log", path[: -len(".sock")] + ".lock"):
+                with contextlib.suppress(OSError):
+                    if not leftover.endswith(".log") or not os.path.getsize(leftover):
+                        os.unlink(leftover)  # (the lock while still held: the next takes a new one)
         return taken
 
     def loop(self, listener: socket.socket) -> tuple[socket.socket, Request] | None:
         last = time.monotonic()
-        while not self.stale:
+        while not self.stale and not self.stopping:
             if not self.spare:
                 taken = self.fork_spare(listener)
                 if taken is not None:
                     return taken  # in the worker
-            watched: list[int | socket.socket] = [self.wake[0], self.control]
-            watched += self.workers.values()
-            ready = select.select(watched, [], [], min(5.0, self.idle))[0]
+            # A client's end is watched for its hang-up alone: the request it sent is
+            # the worker's to read.
+            watch = select.poll()
+            watch.register(self.wake[0], select.POLLIN)
+            watch.register(self.control, select.POLLIN)
+            for conn in self.workers.values():
+                watch.register(conn, select.POLLRDHUP)
+            ready = {fd for fd, _ in watch.poll(min(5.0, self.idle) * 1000)}
             if self.wake[0] in ready:
                 _drain(self.wake[0])
-            if self.control in ready:
-                self.hand_over()
+            # A worker tells the server it took a client before it does anything else:
+            # what the socket holds is read before any worker is reaped.
+            self.hand_over()
             self.reap()
-            for conn in ready:
-                if isinstance(conn, socket.socket) and conn is not self.control:
+            for conn in list(self.workers.values()):
+                if conn.fileno() in ready:
                     self.client_gone(conn)
             if ready or self.workers:
                 last = time.monotonic()
@@ -167,7 +187,7 @@ class Server:
                 self.spare, self.lost = 0, 0
             if kind == b"S":
                 self.stale = True
-            if kind == b"T" and fds:
+            if kind == b"T" and fds and pid not in self.gone:
                 self.workers[pid] = socket.socket(fileno=fds.pop(0))
             _close_all(fds)
 
@@ -188,6 +208,11 @@ class Server:
                     self.stale = True
             conn = self.workers.pop(pid, None)
             if conn is None:
+                # Never taken on as a worker: a later word of it is ignored, and its pid
+                # (free for another process now) never signalled.
+                self.gone.add(pid)
+                if len(self.gone) > 1024:
+                    self.gone.clear()
                 continue
             if os.WIFSIGNALED(status):
                 _send(conn, b"S" + os.WTERMSIG(status).to_bytes(4, "big"))
@@ -215,8 +240,10 @@ class Server:
 def take(
     listener: socket.socket, server: socket.socket, ident: str, changes: Changes
 ) -> tuple[socket.socket, Request]:
-    """In a spare: wait for a client and read its request, refusing what this server
-    must not run. Returns the client and its request once the server has them."""
+    """In a spare: wait for a client, hand its connection to the server at once (which
+    forks the next spare: a client that stalls holds up no one but this worker), then
+    read its request and refuse what this server must not run. Returns the client and
+    its request; a refusal ends this process."""
     pid = os.getpid()
     while True:
         try:
@@ -225,37 +252,51 @@ def take(
             continue
         except OSError:
             os._exit(0)
-        try:
-            conn.settimeout(2.0)
-            cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-            body, fds = _receive(conn)
-            request = Request(body, fds) if struct.unpack("3i", cred)[1] == os.getuid() else None
-        except (OSError, ValueError):
-            request = None
-        if request is not None and request.identity == ident and not changes.seen():
-            break
-        if request is not None:
-            _close_all(request.fds)
-        _send(conn, b"R")
-        conn.close()
-        if changes.seen():
-            server.send(b"S" + pid.to_bytes(4, "big"))
-            os._exit(0)
-    conn.settimeout(None)
+        break
     fd = array.array("i", [conn.fileno()]).tobytes()
     server.sendmsg([b"T" + pid.to_bytes(4, "big")], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd)])
-    server.close()
     listener.close()
     _die_with_parent(False)
     os.setpgid(0, 0)  # a group of its own, that the client's signals go to
+    request = _request(conn, ident)
+    if request is None or changes.seen():
+        if request is not None:
+            _close_all(request.fds)
+        _send(conn, b"R")
+        if changes.seen():
+            with contextlib.suppress(OSError):
+                server.send(b"S" + pid.to_bytes(4, "big"))
+        os._exit(0)
+    server.close()
     _send(conn, b"P" + pid.to_bytes(4, "big"))
     return conn, request
+
+
+def _request(conn: socket.socket, ident: str) -> Request | None:
+    """The client's request, if this server may run it: from this user, this
+    installation, and a process whose context (below) the worker has or takes on."""
+    fds: list[int] = []
+    try:
+        cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+        peer, uid, _gid = struct.unpack("3i", cred)
+        body, fds = _receive(conn, time.monotonic() + REQUEST_SECONDS)
+        request = Request(body, fds)
+    except (OSError, ValueError):
+        _close_all(fds)
+        return None
+    if uid != os.getuid() or request.identity != ident or not context.adopt(peer):
+        _close_all(fds)
+        return None
+    return request
 
 
 def work(conn: socket.socket, request: Request) -> None:
     """In the worker: become the client's process, run its command, and tell the client
     how it ended before the process is torn down."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in request.ignored:  # as the client has them (nohup, a background job)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, signal.SIG_IGN)
     for target, fd in enumerate(request.fds):
         os.dup2(fd, target)
     _close_all(request.fds)
@@ -264,6 +305,7 @@ def work(conn: socket.socket, request: Request) -> None:
     for entry in request.env:
         name, _, value = entry.partition(b"=")
         os.environb[name] = value
+    time.tzset()  # the client's TZ: the dates of the commits it writes
     try:
         os.chdir(request.cwd)
     except OSError as exc:
@@ -473,23 +515,29 @@ class _listening:
             pass
 
 
-def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
-    data, ancillary, _flags, _addr = conn.recvmsg(65536, socket.CMSG_SPACE(3 * _FDS.itemsize))
-    received = _fds_of(ancillary)
-    if len(data) < _HEADER or data[: len(rendezvous.MAGIC)] != rendezvous.MAGIC:
+def _receive(conn: socket.socket, deadline: float) -> tuple[bytes, list[int]]:
+    """The request's body and the descriptors sent with it, read before `deadline`."""
+    received: list[int] = []
+    try:
+        conn.settimeout(max(0.001, deadline - time.monotonic()))
+        data, ancillary, _flags, _addr = conn.recvmsg(65536, socket.CMSG_SPACE(3 * _FDS.itemsize))
+        received = _fds_of(ancillary)
+        if len(data) < _HEADER or data[: len(rendezvous.MAGIC)] != rendezvous.MAGIC:
+            raise ValueError("not a request")
+        size = int.from_bytes(data[len(rendezvous.MAGIC) : _HEADER], "big")
+        if size > _MAX_REQUEST:
+            raise ValueError("a request too large")
+        body = bytearray(data[_HEADER:])
+        while len(body) < size:
+            conn.settimeout(max(0.001, deadline - time.monotonic()))
+            chunk = conn.recv(min(65536, size - len(body)))
+            if not chunk:
+                raise ValueError("a request cut short")
+            body += chunk
+        conn.settimeout(None)
+    except BaseException:
         _close_all(received)
-        raise ValueError("not a request")
-    size = int.from_bytes(data[len(rendezvous.MAGIC) : _HEADER], "big")
-    if size > _MAX_REQUEST:
-        _close_all(received)
-        raise ValueError("a request too large")
-    body = bytearray(data[_HEADER:])
-    while len(body) < size:
-        chunk = conn.recv(min(65536, size - len(body)))
-        if not chunk:
-            _close_all(received)
-            raise ValueError("a request cut short")
-        body += chunk
+        raise
     return bytes(body), received
 
 

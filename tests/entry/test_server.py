@@ -12,6 +12,8 @@ from __future__ import annotations
 import array
 import json
 import os
+import resource
+import select
 import shutil
 import signal
 import socket
@@ -19,7 +21,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -243,7 +245,11 @@ def alive(pid: int) -> bool:
 
 
 def slow_save(
-    install: Install, repo: Repo, tmp_path: Path, output: int = subprocess.DEVNULL
+    install: Install,
+    repo: Repo,
+    tmp_path: Path,
+    output: int = subprocess.DEVNULL,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> tuple[subprocess.Popen[str], int]:
     """A save handed to the server whose worker waits in its first git call: the
     client, and the worker's pid."""
@@ -258,6 +264,7 @@ def slow_save(
         stdout=output,
         stderr=output,
         text=True,
+        preexec_fn=preexec_fn,
     )
     worker = wait_for(marker)
     assert worker != client.pid
@@ -527,3 +534,222 @@ def test_a_worker_adds_what_it_used_to_the_usage_file(
     (line,) = used.read_text().splitlines()
     cpu_ms, rss_kb = line.split()
     assert float(cpu_ms) > 0 and int(rss_kb) > 1024
+
+
+# --- what a command handed over keeps of its own process --------------------------------
+
+
+def test_a_hook_with_stdin_closed_runs_and_returns(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    hook = install.bin / "git-checkpoint-hook"
+    proc = subprocess.run(
+        ["bash", "-c", f"exec {hook} claude-code PreToolUse <&-"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(("args", "code"), [("save -m x >&-", 0), ("restore nope 2>&-", 2)])
+def test_a_command_with_stdout_or_stderr_closed_ends_as_it_would_alone(
+    install: Install, repo: Repo, args: str, code: int
+) -> None:
+    install.up(repo)
+    for i in range(3):
+        repo.write("src/app.py", f"print({i})\n")
+        proc = subprocess.run(
+            ["bash", "-c", f"exec {install.bin / 'git-checkpoint'} {args}"],
+            cwd=repo.path,
+            capture_output=True,
+            timeout=60,
+        )
+        assert proc.returncode == code, proc.stderr
+
+
+def test_the_server_keeps_no_descriptor_of_the_command_that_started_it(
+    install: Install, repo: Repo
+) -> None:
+    """A pipe the first command was given sees its end when that command ends, not
+    when the server it started goes."""
+    proc = subprocess.run(
+        ["bash", "-c", f"{install.bin / 'git-checkpoint'} status 5>&1 | cat"],
+        cwd=repo.path,
+        capture_output=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0
+
+
+def test_the_server_is_idle_after_many_quick_commands(
+    install: Install, compiled: Path, repo: Repo
+) -> None:
+    """Workers that end before the server has read which client they took are still
+    told apart from spares that died: no pid is signalled again and again."""
+    pid = install.up(repo)
+    hook = str(compiled / "git-checkpoint-hook")
+    for _ in range(300):
+        subprocess.run(
+            [hook, "claude-code", "PreToolUse"],
+            input=b"{}",
+            cwd=repo.path,
+            capture_output=True,
+            timeout=60,
+        )
+    time.sleep(1)
+
+    def ticks() -> int:
+        fields = Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    before = ticks()
+    time.sleep(2)
+    assert (ticks() - before) / os.sysconf("SC_CLK_TCK") < 0.2
+    assert len(os.listdir(f"/proc/{pid}/fd")) < 12
+
+
+def test_a_malformed_request_leaves_no_descriptor_behind(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    assert install.socket is not None
+    read_end, write_end = os.pipe()
+    body = b"x\0y\0z"
+    fds = array.array("i", [write_end] * 3).tobytes()
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(10)
+        conn.connect(install.socket)
+        conn.sendmsg(
+            [rendezvous.MAGIC + len(body).to_bytes(4, "big") + body],
+            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
+        )
+        assert conn.recv(5) == b"R"
+    os.close(write_end)
+    try:
+        assert select.select([read_end], [], [], 5)[0], "a worker kept the pipe it was sent"
+    finally:
+        os.close(read_end)
+
+
+def test_silent_connections_do_not_hold_up_the_next_command(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    assert install.socket is not None
+    silent = [socket.socket(socket.AF_UNIX) for _ in range(3)]
+    for conn in silent:
+        conn.connect(install.socket)
+    try:
+        start = time.monotonic()
+        proc = install.run(repo, "status")
+        took = time.monotonic() - start
+    finally:
+        for conn in silent:
+            conn.close()
+    assert proc.returncode == 0, proc.stderr
+    assert took < 1.5, f"the command waited {took:.1f} s behind 3 silent connections"
+
+
+def test_a_checkpoint_carries_the_clients_time_zone(
+    install: Install, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install.run(repo, "status", env={"TZ": "UTC"})  # the server starts in UTC
+    install.up(repo)
+    monkeypatch.delenv("GIT_AUTHOR_DATE")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    tokyo = {"TZ": "Asia/Tokyo"}
+    repo.write("src/app.py", "print('served')\n")
+    assert install.run(repo, "save", "-m", "served", env=tokyo).returncode == 0
+    repo.write("src/app.py", "print('alone')\n")
+    alone = {**tokyo, "GIT_CHECKPOINT_SERVER": "off"}
+    assert install.run(repo, "save", "-m", "alone", env=alone).returncode == 0
+    zones = [
+        repo.git("log", "-1", "--format=%ad", "--date=raw", f"refs/checkpoints/main/{c}").split()[1]
+        for c in ("cp_001", "cp_002")
+    ]
+    assert zones == ["+0900", "+0900"]
+
+
+def test_a_signal_the_client_ignores_is_ignored_by_the_command(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    """As under nohup: run in its own process, a save ignores a SIGHUP and finishes."""
+    client, worker = slow_save(
+        install,
+        repo,
+        tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    client.send_signal(signal.SIGHUP)
+    os.kill(-worker, signal.SIGHUP)  # even sent to the worker's group itself
+    subprocess.run(["pkill", "-g", str(worker), "-x", "sleep"], check=False)  # git goes on
+    assert client.wait(timeout=30) == 0
+
+
+def test_ctrl_z_stops_the_worker_with_the_client_and_fg_continues_both(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    client, worker = slow_save(install, repo, tmp_path)
+    client.send_signal(signal.SIGTSTP)
+    deadline = time.monotonic() + 10
+    while state(worker) != "T" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert state(worker) == "T" and state(client.pid) == "T"
+    client.send_signal(signal.SIGCONT)
+    deadline = time.monotonic() + 10
+    while state(worker) == "T" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert state(worker) not in ("T", "")
+    client.kill()
+    client.wait(timeout=10)
+
+
+def state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return ""
+
+
+def test_the_clients_resource_limits_hold_for_the_command(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    repo.write("src/app.py", "print('x')\n")
+
+    def no_writes() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    alone = install.run(
+        repo, "save", "-m", "x", env={"GIT_CHECKPOINT_SERVER": "off"}, preexec_fn=no_writes
+    )
+    served = install.run(repo, "save", "-m", "x", preexec_fn=no_writes)
+    assert alone.returncode != 0
+    assert (served.returncode, served.stderr) == (alone.returncode, alone.stderr)
+
+
+def test_a_client_in_a_sandbox_runs_its_command_itself(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    """no_new_privs (what seccomp and landlock sandboxes set) differs from the server's:
+    the worker could not take it on, so the command is not handed over."""
+    server = install.up(repo)
+    spy, log = git_spy(tmp_path, repo)
+    repo.write("src/app.py", "print('sandboxed')\n")
+
+    def no_new_privs() -> None:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+
+    proc = install.run(
+        repo,
+        "save",
+        "-m",
+        "x",
+        env={"PATH": f"{spy}:{os.environ['PATH']}"},
+        preexec_fn=no_new_privs,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert {grand for _, grand in parents(log)} == {os.getpid()} != {server}
+
+
+def test_stop_removes_the_socket(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    install.stop(repo)
+    assert install.socket is not None and not os.path.exists(install.socket)
