@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from ..core.rendezvous import MISSED, OFF, identity, request, run_dir, socket_path
 
@@ -216,6 +217,12 @@ def start_server(ident: str) -> None:
     where = run_dir(create=True)
     if where is None:
         return
+    path = socket_path(ident)
+    try:  # a server that could not start here lately: its log says why; not again yet
+        if path and time.time() - os.stat(path[: -len(".sock")] + ".broken").st_mtime < 600:
+            return
+    except OSError:
+        pass
     code = (
         "import sys; sys.path[:] = " + repr(sys.path) + "\n"
         "from git_checkpoint.entry.server import main; main()"

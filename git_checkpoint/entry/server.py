@@ -107,7 +107,17 @@ class Server:
         os.ftruncate(self.lock, 0)
         os.write(self.lock, b"%d\n" % os.getpid())  # for `git checkpoint server`
         _log_to(path[: -len(".sock")] + ".log")
-        preload()
+        broken = path[: -len(".sock")] + ".broken"
+        try:
+            preload()
+        except Exception:
+            # The log has the traceback; clients run their commands themselves and do
+            # not start a server again for a while (entry/relay.py).
+            with open(broken, "w"):
+                pass
+            raise
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(broken)
         self.changes = Changes()
         self.wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         # Spares tell the server which client they took, with its connection.

@@ -71,6 +71,19 @@ class Install:
             **kw,  # type: ignore[call-overload]
         )
 
+    def own_copy(self) -> Path:
+        """Run a copy of the package of its own (to change under a running server)."""
+        package = self.root / "copy"
+        shutil.copytree(Path(relay.__file__).parents[1], package / "git_checkpoint")
+        self.paths.insert(1, str(package))
+        self.identity = "\n".join([sys.executable, *self.paths])
+        self.socket = rendezvous.socket_path(self.identity)
+        for script in self.bin.iterdir():
+            text = script.read_text().splitlines()
+            text[2] = f"sys.path[:] = {self.paths!r}"
+            script.write_text("\n".join(text) + "\n")
+        return package
+
     def state(self, repo: Repo) -> dict[str, object]:
         proc = self.run(repo, "server", "status", "--json")
         assert proc.returncode == 0, proc.stderr
@@ -304,15 +317,7 @@ def test_a_changed_module_retires_the_server_and_the_command_still_runs(
 ) -> None:
     """An upgrade or an edit of the code under a running server: the server refuses, the
     command runs in its own process with the new code, and a new server follows."""
-    package = tmp_path / "copy"
-    shutil.copytree(Path(relay.__file__).parents[1], package / "git_checkpoint")
-    install.paths.insert(1, str(package))
-    install.identity = "\n".join([sys.executable, *install.paths])
-    install.socket = rendezvous.socket_path(install.identity)
-    for script in install.bin.iterdir():
-        text = script.read_text().splitlines()
-        text[2] = f"sys.path[:] = {install.paths!r}"
-        script.write_text("\n".join(text) + "\n")
+    package = install.own_copy()
     first = install.up(repo)
     module = package / "git_checkpoint" / "app" / "status.py"
     module.write_text(module.read_text() + "\n# changed\n")
@@ -753,3 +758,24 @@ def test_stop_removes_the_socket(install: Install, repo: Repo) -> None:
     install.up(repo)
     install.stop(repo)
     assert install.socket is not None and not os.path.exists(install.socket)
+
+
+def test_a_server_that_cannot_start_is_not_started_again_for_a_while(
+    install: Install, repo: Repo
+) -> None:
+    package = install.own_copy()
+    (package / "git_checkpoint" / "app" / "unloadable.py").write_text(
+        'raise ImportError("a module that cannot be loaded")\n'
+    )
+    assert install.socket is not None
+    stem = install.socket[: -len(".sock")]
+    assert install.run(repo, "status").returncode == 0  # run here; a server tried
+    deadline = time.monotonic() + 30
+    while not os.path.exists(stem + ".broken") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "a module that cannot be loaded" in Path(stem + ".log").read_text()
+    log = os.stat(stem + ".log")
+    assert install.run(repo, "status").returncode == 0
+    time.sleep(1)
+    assert os.stat(stem + ".log") == log  # no new server wrote it again
+    assert not install.state(repo)["running"]
