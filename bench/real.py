@@ -443,7 +443,8 @@ def table(benches: list[ProjectBench], cpu: bool) -> list[str]:
 def markdown(benches: list[ProjectBench], head: list[str]) -> str:
     lines = [*head, "", *table(benches, cpu=False), ""]
     lines.append(
-        "CPU time (user + system of the process and the children it waited for; less "
+        "CPU time (user + system of the process and the children it waited for, and of the "
+        "command server's worker that ran it; less "
         "sensitive than wall time to a machine shared with other work), medians, in "
         "brackets × the CPU time of `git stash create`:"
     )

@@ -257,7 +257,8 @@ def markdown(result: Result, chart: str | None = None) -> str:
     lines += floor_note(result)
     lines += [
         "",
-        "## Peak RSS (KiB; the process and the children it waited for)",
+        "## Peak RSS (KiB; the process and the children it waited for, or the command "
+        "server's worker that ran it)",
         "",
         "| operation | " + " | ".join(f"{n:,}" for n in sizes) + " |",
         "|---|" + "---:|" * len(sizes),
