@@ -23,14 +23,23 @@ class ServerState:
     socket: str | None  # None: no folder of this user's alone to put it in
     log: str | None
     stopped: bool = False  # `stop` ended it
+    stopping: bool = False  # `stop` asked; it ends when the commands it runs have ended
+    broken: bool = False  # it could not start here lately (its log says why)
 
     def lines(self) -> list[str]:
+        if self.stopping:
+            return [
+                f"command server stopping (pid {self.pid}): it takes no new command and "
+                "ends when those it runs have ended"
+            ]
         if self.stopped:
             return [f"command server stopped (pid {self.pid})"]
         if not self.enabled:
             head = "command server: off (GIT_CHECKPOINT_SERVER=off)"
         elif self.running:
             head = f"command server: running (pid {self.pid or 'unknown'})"
+        elif self.broken:
+            head = "command server: could not start a minute ago or less (its log says why)"
         else:
             head = "command server: not running (the next save, restore or hook starts it)"
         out = [head]
@@ -55,12 +64,18 @@ def files() -> tuple[str | None, str | None, str | None]:
 def state() -> ServerState:
     path, lock, log = files()
     pid = _holder(lock) if lock is not None else None
+    try:
+        mark = os.stat(path[: -len(".sock")] + ".broken") if path is not None else None
+    except OSError:
+        mark = None
+    broken = mark is not None and time.time() - mark.st_mtime < 60
     return ServerState(
         enabled=os.environ.get(rendezvous.OFF) != "off",
         running=pid is not None,
         pid=pid,
         socket=path,
         log=log if log is not None and os.path.exists(log) else None,
+        broken=broken and pid is None,
     )
 
 
@@ -76,13 +91,15 @@ def stop() -> ServerState:
     lock = files()[1]
     while lock is not None and _holder(lock) is not None and time.monotonic() < deadline:
         time.sleep(0.02)
+    ended = lock is None or _holder(lock) is None
     return ServerState(
         enabled=now.enabled,
-        running=False,
+        running=not ended,
         pid=now.pid,
         socket=now.socket,
         log=now.log,
-        stopped=True,
+        stopped=ended,
+        stopping=not ended,
     )
 
 

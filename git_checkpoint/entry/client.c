@@ -48,10 +48,12 @@ static int relayed(int argc, char **argv)
     return 0;
 }
 
-static void run_here(const char *launcher, char **argv, int missed)
+/* `missed`: NULL (the command is not one the server takes), "1" (no server: the
+ * launcher starts one) or "refused" (a server said no: the launcher just runs it). */
+static void run_here(const char *launcher, char **argv, const char *missed)
 {
     if (missed)
-        setenv("GIT_CHECKPOINT_SERVER_MISSED", "1", 1);
+        setenv("GIT_CHECKPOINT_SERVER_MISSED", missed, 1);
     execv(launcher, argv);
     fprintf(stderr, "git-checkpoint: cannot run %s: %s\n", launcher, strerror(errno));
     exit(127);
@@ -217,20 +219,20 @@ int main(int argc, char **argv)
     const char *launcher = hook ? HOOK_LAUNCHER : LAUNCHER;
     const char *off = getenv("GIT_CHECKPOINT_SERVER");
     if ((off && !strcmp(off, "off")) || (!hook && !relayed(argc, argv)))
-        run_here(launcher, argv, 0);
+        run_here(launcher, argv, NULL);
     for (int fd = 0; fd < 3; fd++)
         if (fcntl(fd, F_GETFD) < 0)
-            run_here(launcher, argv, 0); /* a closed stream: run it here, as it would */
+            run_here(launcher, argv, NULL); /* a closed stream: run it here, as it would */
     int sock = connect_server();
     if (sock < 0)
-        run_here(launcher, argv, 1);
+        run_here(launcher, argv, "1");
     struct buf request = {0};
-    char letter;
+    char letter = 0;
     unsigned number;
     if (build(&request, hook ? "hook" : "cli", argc, argv) || send_request(sock, &request) ||
         answer(sock, &letter, &number) || letter != 'P') {
-        close(sock); /* refused (its code changed) or gone: run it here */
-        run_here(launcher, argv, 1);
+        close(sock); /* refused (its code changed, another context) or gone: run it here */
+        run_here(launcher, argv, letter == 'R' ? "refused" : "1");
     }
     free(request.data);
     worker = (pid_t)number;

@@ -7,7 +7,8 @@ landlock and most sandboxes need), its namespaces, root folder, control groups a
 security label — must be the worker's already: a worker cannot take it on, and a
 client in a sandbox must not have its command run outside it. Such a client is
 refused, and runs its command itself. What a worker can take on, it does: the client's
-resource limits (`ulimit`), nice value and CPU affinity.
+resource limits (`ulimit`), nice value, CPU affinity, scheduling policy and OOM score
+adjustment. Its I/O priority (`ionice`) is not carried over.
 """
 
 from __future__ import annotations
@@ -81,4 +82,15 @@ def adopt(pid: int) -> bool:
         cpus = os.sched_getaffinity(pid)
         if cpus != os.sched_getaffinity(0):
             os.sched_setaffinity(0, cpus)
+    with contextlib.suppress(OSError):
+        policy = os.sched_getscheduler(pid)  # SCHED_BATCH, SCHED_IDLE (chrt)
+        if policy != os.sched_getscheduler(0):
+            os.sched_setscheduler(0, policy, os.sched_getparam(pid))
+    with contextlib.suppress(OSError, ValueError):
+        with open(f"/proc/{pid}/oom_score_adj") as fh:
+            theirs = fh.read().strip()
+        with open("/proc/self/oom_score_adj", "r+") as fh:
+            if fh.read().strip() != theirs:
+                fh.seek(0)
+                fh.write(theirs)  # (lowering it needs a privilege: then it stays)
     return True

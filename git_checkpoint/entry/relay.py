@@ -48,7 +48,9 @@ def forward(role: str, args: list[str]) -> int | None:
     if not all(_open(fd) for fd in (0, 1, 2)):
         return None  # a closed stdin, stdout or stderr: run here, as it would
     ident = identity()
-    missed = os.environ.pop(MISSED, None) is not None
+    missed = os.environ.pop(MISSED, None)  # the compiled client tried: "1" none, "refused"
+    if missed == "refused":
+        return None
     conn = None if missed else _connect(ident)
     if conn is None:
         start_server(ident)
@@ -219,7 +221,7 @@ def start_server(ident: str) -> None:
         return
     path = socket_path(ident)
     try:  # a server that could not start here lately: its log says why; not again yet
-        if path and time.time() - os.stat(path[: -len(".sock")] + ".broken").st_mtime < 600:
+        if path and time.time() - os.stat(path[: -len(".sock")] + ".broken").st_mtime < 60:
             return
     except OSError:
         pass

@@ -36,6 +36,7 @@ from . import context, relay
 
 IDLE = 600.0
 REQUEST_SECONDS = 5.0  # how long a worker waits for the request of the client it took
+REFUSALS = 3  # refused in a row, none served between: the server makes way
 USAGE_FILE = "GIT_CHECKPOINT_USAGE_FILE"
 # Not imported ahead: what only the commands that are not handed over use.
 NOT_PRELOADED = ("__main__", "entry.mcp_server", "entry.mcp_calls")
@@ -89,6 +90,7 @@ class Server:
         self.spare = 0  # the pid of the worker waiting in accept, 0 if none
         self.lost = 0  # spares in a row that died before taking a client
         self.gone: set[int] = set()  # children reaped before the server knew them as workers
+        self.refused = 0  # requests refused since the last one served
         self.stale = False
         self.stopping = False  # SIGTERM (`git checkpoint server stop`)
         self.idle = _idle_seconds()
@@ -112,7 +114,7 @@ class Server:
             preload()
         except Exception:
             # The log has the traceback; clients run their commands themselves and do
-            # not start a server again for a while (entry/relay.py).
+            # not start a server again for a minute (entry/relay.py).
             with open(broken, "w"):
                 pass
             raise
@@ -127,6 +129,11 @@ class Server:
         signal.set_wakeup_fd(self.wake[1])
         with _listening(path) as listener:
             taken = self.loop(listener)
+            if taken is None:
+                # No more accept: the spare leaves (or, if it just took a client, serves
+                # it), and a client still in the queue hears the end and runs itself.
+                with contextlib.suppress(OSError):
+                    listener.shutdown(socket.SHUT_RDWR)
         if taken is None:
             self.end()
             for leftover in (path[: -len(".sock")] + ".log", path[: -len(".sock")] + ".lock"):
@@ -159,7 +166,7 @@ class Server:
             for conn in list(self.workers.values()):
                 if conn.fileno() in ready:
                     self.client_gone(conn)
-            if ready or self.workers:
+            if self.workers:  # (a refused request is no reason to stay)
                 last = time.monotonic()
             elif time.monotonic() - last > self.idle:
                 break
@@ -195,40 +202,54 @@ class Server:
             kind, pid = data[:1], int.from_bytes(data[1:5], "big")
             if pid == self.spare:
                 self.spare, self.lost = 0, 0
-            if kind == b"S":
-                self.stale = True
+            if kind in (b"S", b"N"):
+                refused = self.workers.pop(pid, None)
+                if refused is not None:
+                    refused.close()
+                self.gone.add(pid)  # (not a worker of a client: nothing to tell anyone)
+                self.refused += 1
+                # Stale, or asked again and again by clients it may not serve (another
+                # context than the one it started in): make way for a server of theirs.
+                if kind == b"S" or self.refused >= REFUSALS:
+                    self.stale = True
             if kind == b"T" and fds and pid not in self.gone:
                 self.workers[pid] = socket.socket(fileno=fds.pop(0))
             _close_all(fds)
 
-    def reap(self, block: bool = False) -> None:
+    def reap(self) -> None:
         """Tell the clients of the workers that died how they died (a worker that
         exits tells its client itself, before its process is torn down)."""
         while True:
             try:
-                pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            if pid == self.spare:
-                self.spare = 0
-                self.lost += 1
-                if self.lost > 3:  # something kills them at once: stop forking
-                    self.stale = True
-            conn = self.workers.pop(pid, None)
-            if conn is None:
-                # Never taken on as a worker: a later word of it is ignored, and its pid
-                # (free for another process now) never signalled.
-                self.gone.add(pid)
-                if len(self.gone) > 1024:
-                    self.gone.clear()
-                continue
-            if os.WIFSIGNALED(status):
-                _send(conn, b"S" + os.WTERMSIG(status).to_bytes(4, "big"))
-            else:
-                _send(conn, b"X" + os.waitstatus_to_exitcode(status).to_bytes(4, "big"))
-            conn.close()
+            self.report(pid, status)
+
+    def report(self, pid: int, status: int) -> None:
+        """A child ended: a worker's client hears how (it matters when it died of a
+        signal); a spare that died counts towards giving up."""
+        if pid == self.spare:
+            self.spare = 0
+            self.lost += 1
+            if self.lost > 3:  # something kills them at once: stop forking
+                self.stale = True
+        conn = self.workers.pop(pid, None)
+        if conn is None:
+            # Never taken on as a worker: a later word of it is ignored, and its pid
+            # (free for another process now) never signalled.
+            self.gone.add(pid)
+            if len(self.gone) > 1024:
+                self.gone.clear()
+            return
+        self.refused = 0  # it served its client
+        if os.WIFSIGNALED(status):
+            _send(conn, b"S" + os.WTERMSIG(status).to_bytes(4, "big"))
+        else:
+            _send(conn, b"X" + os.waitstatus_to_exitcode(status).to_bytes(4, "big"))
+        conn.close()
 
     def client_gone(self, conn: socket.socket) -> None:
         """A client closed its end before its worker ended: it was killed, so is the
@@ -239,12 +260,17 @@ class Server:
                     os.kill(pid, signal.SIGKILL)
 
     def end(self) -> None:
-        """Idle or stale, the socket gone: no one new is taken (the next client starts
-        a new server); the workers still running finish and their clients hear how."""
-        if self.spare:
-            with contextlib.suppress(OSError):
-                os.kill(self.spare, signal.SIGKILL)
-        self.reap(block=True)
+        """Idle, stale or stopped, the socket gone: no one new is taken (the next client
+        starts a new server); the workers still running finish and their clients hear
+        how."""
+        while True:
+            self.hand_over()
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            self.hand_over()
+            self.report(pid, status)
 
 
 def take(
@@ -272,10 +298,10 @@ def take(
     if request is None or changes.seen():
         if request is not None:
             _close_all(request.fds)
+        # The server first (it forgets this client), then the client: run it yourself.
+        with contextlib.suppress(OSError):
+            server.send((b"S" if changes.seen() else b"N") + pid.to_bytes(4, "big"))
         _send(conn, b"R")
-        if changes.seen():
-            with contextlib.suppress(OSError):
-                server.send(b"S" + pid.to_bytes(4, "big"))
         os._exit(0)
     server.close()
     _send(conn, b"P" + pid.to_bytes(4, "big"))

@@ -736,12 +736,6 @@ def test_a_client_in_a_sandbox_runs_its_command_itself(
     server = install.up(repo)
     spy, log = git_spy(tmp_path, repo)
     repo.write("src/app.py", "print('sandboxed')\n")
-
-    def no_new_privs() -> None:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-
     proc = install.run(
         repo,
         "save",
@@ -779,3 +773,43 @@ def test_a_server_that_cannot_start_is_not_started_again_for_a_while(
     time.sleep(1)
     assert os.stat(stem + ".log") == log  # no new server wrote it again
     assert not install.state(repo)["running"]
+
+
+def no_new_privs() -> None:
+    import ctypes
+
+    ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, as sandboxes set it
+
+
+def test_a_server_started_in_another_context_makes_way_for_the_clients_it_refuses(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    """A server that a sandboxed command started cannot serve the commands outside the
+    sandbox: after a few refusals in a row it retires, and theirs takes its place."""
+    install.run(repo, "status", preexec_fn=no_new_privs)
+    first = install.up(repo)  # (started by the sandboxed command, as sandboxed as it)
+    for n in range(3):
+        repo.write("src/app.py", f"print({n})\n")
+        assert install.run(repo, "save", "-m", f"refused {n}").returncode == 0
+    assert gone(first)
+    second = install.up(repo)
+    spy, log = git_spy(tmp_path, repo)
+    repo.write("src/app.py", "print('served')\n")
+    proc = install.run(repo, "save", "-m", "served", env={"PATH": f"{spy}:{os.environ['PATH']}"})
+    assert proc.returncode == 0, proc.stderr
+    assert {grand for _, grand in parents(log)} == {second}
+
+
+def test_stop_while_a_command_runs_lets_it_finish_and_says_so(
+    install: Install, repo: Repo, tmp_path: Path
+) -> None:
+    client, worker = slow_save(install, repo, tmp_path, output=subprocess.PIPE)
+    server = install.state(repo)["pid"]
+    stopping = install.run(repo, "server", "stop")
+    assert f"command server stopping (pid {server})" in stopping.stdout
+    assert not os.path.exists(str(install.socket))  # no new command is taken
+    subprocess.run(["pkill", "-g", str(worker), "-x", "sleep"], check=False)  # git goes on
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 0, err
+    assert "checkpoint saved" in out
+    assert isinstance(server, int) and gone(server)
