@@ -52,20 +52,13 @@ class ServerState:
         return out
 
 
-def files() -> tuple[str | None, str | None, str | None]:
-    """The socket, lock and log of this installation's server (None without a folder)."""
-    path = rendezvous.socket_path()
-    if path is None:
-        return None, None, None
-    stem = path[: -len(".sock")]
-    return path, stem + ".lock", stem + ".log"
-
-
 def state() -> ServerState:
-    path, lock, log = files()
+    path, lock, log, broken_mark = (
+        rendezvous.server_file(suffix) for suffix in (".sock", ".lock", ".log", ".broken")
+    )
     pid = _holder(lock) if lock is not None else None
     try:
-        mark = os.stat(path[: -len(".sock")] + ".broken") if path is not None else None
+        mark = os.stat(broken_mark) if broken_mark is not None else None
     except OSError:
         mark = None
     broken = mark is not None and time.time() - mark.st_mtime < 60
@@ -88,7 +81,7 @@ def stop() -> ServerState:
     with contextlib.suppress(ProcessLookupError):
         os.kill(now.pid, signal.SIGTERM)
     deadline = time.monotonic() + 5
-    lock = files()[1]
+    lock = rendezvous.server_file(".lock")
     while lock is not None and _holder(lock) is not None and time.monotonic() < deadline:
         time.sleep(0.02)
     ended = lock is None or _holder(lock) is None

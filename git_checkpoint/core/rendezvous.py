@@ -62,9 +62,16 @@ def run_dir(create: bool = False, base: str | None = None) -> str | None:
     return path
 
 
-def socket_path(ident: str | None = None) -> str | None:
+def server_file(suffix: str, ident: str | None = None) -> str | None:
+    """One of the files of an installation's server: ".sock" (the socket), ".lock"
+    (held while it runs, its pid inside), ".log" (its stderr), ".broken" (it could
+    not start). None without a folder of this user's alone."""
     where = run_dir()
-    return None if where is None else f"{where}/{key(ident or identity())}.sock"
+    return None if where is None else f"{where}/{key(ident or identity())}{suffix}"
+
+
+def socket_path(ident: str | None = None) -> str | None:
+    return server_file(".sock", ident)
 
 
 def request(role: str, args: list[str], ident: str, ignored: list[int]) -> bytes:

@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from ..core.rendezvous import MISSED, OFF, identity, request, run_dir, socket_path
+from ..core.rendezvous import MISSED, OFF, identity, request, run_dir, server_file, socket_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -219,9 +219,9 @@ def start_server(ident: str) -> None:
     where = run_dir(create=True)
     if where is None:
         return
-    path = socket_path(ident)
+    mark = server_file(".broken", ident)
     try:  # a server that could not start here lately: its log says why; not again yet
-        if path and time.time() - os.stat(path[: -len(".sock")] + ".broken").st_mtime < 60:
+        if mark and time.time() - os.stat(mark).st_mtime < 60:
             return
     except OSError:
         pass

@@ -34,7 +34,7 @@ import time
 from ..core import rendezvous
 from . import context, relay
 
-IDLE = 600.0
+IDLE_SECONDS = 600.0
 REQUEST_SECONDS = 5.0  # how long a worker waits for the request of the client it took
 REFUSALS = 3  # refused in a row, none served between: the server makes way
 USAGE_FILE = "GIT_CHECKPOINT_USAGE_FILE"
@@ -43,7 +43,7 @@ NOT_PRELOADED = ("__main__", "entry.mcp_server", "entry.mcp_calls")
 _PACKAGE = __package__.rpartition(".")[0]
 _HEADER = len(rendezvous.MAGIC) + 4
 _MAX_REQUEST = 4 << 20
-_FDS = array.array("i", [0, 0, 0])
+_INT = array.array("i").itemsize  # a descriptor, as SCM_RIGHTS carries it
 
 
 class Request:
@@ -98,18 +98,20 @@ class Server:
     def serve(self) -> tuple[socket.socket, Request] | None:
         """Keep a spare worker in accept until idle or stale. In a worker, return its
         client and request; in the server, None when it is time to exit."""
-        path = rendezvous.socket_path(self.identity) if rendezvous.run_dir(create=True) else None
-        if path is None:
+        if rendezvous.run_dir(create=True) is None:
             return None
-        self.lock = os.open(path[: -len(".sock")] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        path, lock, log, broken = (
+            str(rendezvous.server_file(suffix, self.identity))
+            for suffix in (".sock", ".lock", ".log", ".broken")
+        )
+        self.lock = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return None  # another server of this installation is up
         os.ftruncate(self.lock, 0)
         os.write(self.lock, b"%d\n" % os.getpid())  # for `git checkpoint server`
-        _log_to(path[: -len(".sock")] + ".log")
-        broken = path[: -len(".sock")] + ".broken"
+        _log_to(log)
         try:
             preload()
         except Exception:
@@ -136,10 +138,11 @@ class Server:
                     listener.shutdown(socket.SHUT_RDWR)
         if taken is None:
             self.end()
-            for leftover in (path[: -len(".sock")] + ".log", path[: -len(".sock")] + ".lock"):
-                with contextlib.suppress(OSError):
-                    if not leftover.endswith(".log") or not os.path.getsize(leftover):
-                        os.unlink(leftover)  # (the lock while still held: the next takes a new one)
+            with contextlib.suppress(OSError):
+                if not os.path.getsize(log):  # (one that says something stays)
+                    os.unlink(log)
+            with contextlib.suppress(OSError):
+                os.unlink(lock)  # while still held: the next server takes a new one
         return taken
 
     def loop(self, listener: socket.socket) -> tuple[socket.socket, Request] | None:
@@ -192,7 +195,7 @@ class Server:
         while True:
             try:
                 data, ancillary, _flags, _addr = self.control.recvmsg(
-                    16, socket.CMSG_SPACE(_FDS.itemsize), socket.MSG_DONTWAIT
+                    16, socket.CMSG_SPACE(_INT), socket.MSG_DONTWAIT
                 )
             except (BlockingIOError, InterruptedError):
                 return
@@ -556,7 +559,7 @@ def _receive(conn: socket.socket, deadline: float) -> tuple[bytes, list[int]]:
     received: list[int] = []
     try:
         conn.settimeout(max(0.001, deadline - time.monotonic()))
-        data, ancillary, _flags, _addr = conn.recvmsg(65536, socket.CMSG_SPACE(3 * _FDS.itemsize))
+        data, ancillary, _flags, _addr = conn.recvmsg(65536, socket.CMSG_SPACE(3 * _INT))
         received = _fds_of(ancillary)
         if len(data) < _HEADER or data[: len(rendezvous.MAGIC)] != rendezvous.MAGIC:
             raise ValueError("not a request")
@@ -616,6 +619,6 @@ def _log_to(path: str) -> None:
 
 def _idle_seconds() -> float:
     try:
-        return float(os.environ.get("GIT_CHECKPOINT_SERVER_IDLE", IDLE))
+        return float(os.environ.get(rendezvous.IDLE, IDLE_SECONDS))
     except ValueError:
-        return IDLE
+        return IDLE_SECONDS

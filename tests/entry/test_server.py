@@ -197,18 +197,23 @@ def test_exit_codes_and_one_line_errors_are_the_commands_own(install: Install, r
         assert served.returncode != 0 and len(served.stderr.strip().splitlines()) == 1
 
 
-def test_a_hook_reads_its_payload_from_the_clients_stdin(install: Install, repo: Repo) -> None:
-    install.up(repo)
-    repo.write("src/app.py", "print('about to be reset')\n")
-    payload = json.dumps(
+def bash_call(repo: Repo, command: str) -> str:
+    """Claude Code's PreToolUse payload for a Bash command in `repo`."""
+    return json.dumps(
         {
             "session_id": "s1",
             "cwd": str(repo.path),
             "hook_event_name": "PreToolUse",
             "tool_name": "Bash",
-            "tool_input": {"command": "git reset --hard"},
+            "tool_input": {"command": command},
         }
     )
+
+
+def test_a_hook_reads_its_payload_from_the_clients_stdin(install: Install, repo: Repo) -> None:
+    install.up(repo)
+    repo.write("src/app.py", "print('about to be reset')\n")
+    payload = bash_call(repo, "git reset --hard")
     proc = install.run(
         repo, "claude-code", "PreToolUse", program="git-checkpoint-hook", input=payload
     )
@@ -498,15 +503,7 @@ def test_the_compiled_hook_reads_its_payload_through_the_server(
     install: Install, compiled: Path, repo: Repo
 ) -> None:
     install.up(repo)
-    payload = json.dumps(
-        {
-            "session_id": "s1",
-            "cwd": str(repo.path),
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "ls -la"},
-        }
-    )
+    payload = bash_call(repo, "ls -la")
     proc = subprocess.run(
         [str(compiled / "git-checkpoint-hook"), "claude-code", "PreToolUse"],
         cwd=repo.path,
