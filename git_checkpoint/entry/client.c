@@ -187,10 +187,17 @@ static int answer(int sock, char *letter, unsigned *number)
     return 0;
 }
 
+/* Signals that came before the worker was known: sent once it is (see entry/relay.py). */
+static volatile sig_atomic_t early;
+
 static void forward(int signum)
 {
+    if (worker <= 0) {
+        early |= 1 << signum;
+        return;
+    }
     /* To the worker's process group: its git children too (see entry/relay.py). */
-    if (worker > 0 && kill(-worker, signum) < 0)
+    if (kill(-worker, signum) < 0)
         kill(worker, signum);
 }
 
@@ -198,6 +205,10 @@ static void forward(int signum)
 static void stop(int signum)
 {
     sigset_t tstp;
+    if (worker <= 0) {
+        early |= 1 << SIGTSTP;
+        return;
+    }
     forward(SIGTSTP);
     signal(SIGTSTP, SIG_DFL);
     sigemptyset(&tstp);
@@ -229,19 +240,28 @@ int main(int argc, char **argv)
     struct buf request = {0};
     char letter = 0;
     unsigned number;
+    struct sigaction was[sizeof relayed_signals / sizeof *relayed_signals];
+    for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++) {
+        struct sigaction act = {.sa_handler = relayed_signals[i] == SIGTSTP ? stop : forward};
+        sigemptyset(&act.sa_mask);
+        if (!sigaction(relayed_signals[i], NULL, &was[i]) && was[i].sa_handler != SIG_IGN)
+            sigaction(relayed_signals[i], &act, NULL); /* one ignored here stays ignored */
+    }
     if (build(&request, hook ? "hook" : "cli", argc, argv) || send_request(sock, &request) ||
         answer(sock, &letter, &number) || letter != 'P') {
         close(sock); /* refused (its code changed, another context) or gone: run it here */
+        for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++) {
+            sigaction(relayed_signals[i], &was[i], NULL);
+            if (early & (1 << relayed_signals[i]))
+                raise(relayed_signals[i]); /* this process's, as before any worker */
+        }
         run_here(launcher, argv, letter == 'R' ? "refused" : "1");
     }
     free(request.data);
     worker = (pid_t)number;
-    for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++) {
-        struct sigaction now, act = {.sa_handler = relayed_signals[i] == SIGTSTP ? stop : forward};
-        sigemptyset(&act.sa_mask);
-        if (!sigaction(relayed_signals[i], NULL, &now) && now.sa_handler != SIG_IGN)
-            sigaction(relayed_signals[i], &act, NULL); /* one ignored here stays ignored */
-    }
+    for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++)
+        if (early & (1 << relayed_signals[i]))
+            (relayed_signals[i] == SIGTSTP ? stop : forward)(relayed_signals[i]);
     if (answer(sock, &letter, &number)) {
         fputs("git-checkpoint: the command server went away\n", stderr);
         return 255;

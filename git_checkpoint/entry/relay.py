@@ -163,13 +163,21 @@ class _Signals:
                 pass
 
     def send_pending(self) -> None:
-        for signum in self.pending:
-            self.forward(signum)
-        self.pending.clear()
+        import signal
+
+        pending, self.pending = self.pending, []
+        for signum in pending:
+            if signum == signal.SIGTSTP:
+                self.stop(signum, None)
+            else:
+                self.forward(signum)
 
     def stop(self, signum: int, frame: object) -> None:
         import signal
 
+        if not self.worker:  # stopped with the worker, once it is known
+            self.pending.append(signal.SIGTSTP)
+            return
         self.forward(signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until `fg` (SIGCONT)

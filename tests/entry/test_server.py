@@ -689,18 +689,20 @@ def test_ctrl_z_stops_the_worker_with_the_client_and_fg_continues_both(
     install: Install, repo: Repo, tmp_path: Path
 ) -> None:
     client, worker = slow_save(install, repo, tmp_path)
-    client.send_signal(signal.SIGTSTP)
-    deadline = time.monotonic() + 10
-    while state(worker) != "T" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert state(worker) == "T" and state(client.pid) == "T"
-    client.send_signal(signal.SIGCONT)
-    deadline = time.monotonic() + 10
-    while state(worker) == "T" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert state(worker) not in ("T", "")
-    client.kill()
-    client.wait(timeout=10)
+    try:
+        client.send_signal(signal.SIGTSTP)
+        deadline = time.monotonic() + 10
+        while state(worker) != "T" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert state(worker) == "T" and state(client.pid) == "T"
+        client.send_signal(signal.SIGCONT)
+        deadline = time.monotonic() + 10
+        while state(worker) == "T" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert state(worker) not in ("T", "")
+    finally:
+        client.kill()
+        client.wait(timeout=10)
 
 
 def state(pid: int) -> str:
