@@ -237,12 +237,33 @@ def slow_git(tmp_path: Path, marker: Path) -> Path:
 
 
 def wait_for(path: Path) -> int:
+    """The worker's pid, once its slow git (slow_git) is asleep: a signal sent to the
+    worker's group before `sleep` starts could miss it, and then the worker, reading
+    git's output to its end, waits for it."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().strip():
-            return int(path.read_text())
+            worker = int(path.read_text())
+            if "sleep" in commands_of_group(worker):
+                return worker
         time.sleep(0.02)
     raise AssertionError("the worker never reached git")
+
+
+def commands_of_group(group: int) -> list[str]:
+    """The command names of the processes in process group `group`."""
+    names = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            name, _, rest = stat.partition(" (")[2].rpartition(") ")
+            if int(rest.split()[2]) == group:
+                names.append(name)
+    return names
 
 
 def gone(pid: int) -> bool:
