@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from types import FrameType
 
 _INTERRUPTED = False  # a Ctrl-C is on its way out
-_STARTING = False  # inside held(): a Ctrl-C waits until the block ends
+_STARTING = 0  # inside held() (how deep): a Ctrl-C waits until the block ends
 _PENDING = False  # a Ctrl-C that came meanwhile
+_MAIN_THREAD = 0  # the thread that set the handler (Python's main thread)
 
 
 class RestoreInterrupted(KeyboardInterrupt):
@@ -37,19 +38,24 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
     if _STARTING:
         _PENDING = True  # raised once held() ends, every child on its list
         return
-    if _in_finalizer(frame):
+    if _cannot_raise_in(frame):
         _again_soon()
         return
     _INTERRUPTED = True
     raise KeyboardInterrupt
 
 
-def _in_finalizer(frame: FrameType | None) -> bool:
+def _cannot_raise_in(frame: FrameType | None) -> bool:
     """Whether a finalizer (Popen.__del__, run wherever the last reference goes) is
     running: a KeyboardInterrupt cannot leave one (Python prints a traceback, carries on,
-    and the Ctrl-C is lost, the ones after it ignored as the first on its way out)."""
+    and the Ctrl-C is lost, the ones after it ignored as the first on its way out). Or
+    the import system: raised there, it can leave the import lock held, and the next
+    import, on any thread, waits for it for ever."""
     while frame is not None:
-        if frame.f_code.co_name in ("__del__", "_unraisable"):
+        code = frame.f_code
+        if code.co_name in ("__del__", "_unraisable") or code.co_filename.startswith(
+            "<frozen importlib"
+        ):
             return True
         frame = frame.f_back
     return False
@@ -58,24 +64,25 @@ def _in_finalizer(frame: FrameType | None) -> bool:
 def _again_soon() -> None:
     """The Ctrl-C sent again in a millisecond, from a thread, to the main thread: as a
     signal, it waits while the main thread blocks SIGINT (the quick check, starting
-    children)."""
+    children). Builtin modules only, loaded with the interpreter: this may run in the
+    middle of an import (of `threading`, say)."""
     import _thread
-    import signal
-    import threading
     import time
 
-    main = threading.main_thread().ident
-    assert main is not None
+    if TYPE_CHECKING:
+        import signal as _signal
+    else:
+        import _signal
 
     def again() -> None:
         time.sleep(0.001)
-        signal.pthread_kill(main, signal.SIGINT)
+        _signal.pthread_kill(_MAIN_THREAD, _signal.SIGINT)
 
-    _thread.start_new_thread(again, ())  # (Thread.start would wait for it to run)
+    _thread.start_new_thread(again, ())
 
 
 def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
-    """A Ctrl-C raised in a finalizer that _in_finalizer does not know (a weakref
+    """A Ctrl-C raised in a finalizer that _cannot_raise_in does not know (a weakref
     callback): no traceback, and it comes again."""
     global _INTERRUPTED
     if unraisable.exc_type is KeyboardInterrupt and _INTERRUPTED:
@@ -89,28 +96,32 @@ def interrupt_once() -> None:
     """From here on, a Ctrl-C raises KeyboardInterrupt once (see above). A handler of our
     own, not SIG_IGN, so that git children get the default back when they start. The
     launcher sets it first thing; the error boundary on every path (main thread only)."""
+    import _thread
     import signal
 
+    global _MAIN_THREAD
     if signal.getsignal(signal.SIGINT) is not _on_sigint:
         try:
             signal.signal(signal.SIGINT, _on_sigint)
         except ValueError:  # not the main thread: Python's own handler stays
-            pass
+            return
+        _MAIN_THREAD = _thread.get_ident()
         sys.unraisablehook = _unraisable
 
 
 class held:
-    """A Ctrl-C that comes inside the block is raised as the block ends, whatever else
-    the block raised: what it started is in the caller's hands by then, to wait for or
-    stop."""
+    """A Ctrl-C that comes inside the block is raised as the block ends (the outermost,
+    when they nest), whatever else the block raised: what it started is in the caller's
+    hands by then, to wait for or stop. On the main thread (the one that runs the
+    handler)."""
 
     def __enter__(self) -> None:
         global _STARTING
-        _STARTING = True
+        _STARTING += 1
 
     def __exit__(self, *exc_info: object) -> None:
         global _STARTING, _PENDING, _INTERRUPTED
-        _STARTING = False
-        if _PENDING:
+        _STARTING -= 1
+        if _PENDING and not _STARTING:
             _PENDING, _INTERRUPTED = False, True
             raise KeyboardInterrupt

@@ -386,14 +386,25 @@ def entry(main: Callable[[], None], cleanup: Callable[[], None] | None = None) -
         code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         if isinstance(exc.code, str):
             say_err(exc.code)
+    except KeyboardInterrupt as exc:  # the first Ctrl-C, just outside the error boundary
+        code = _interrupted(exc)
     exit_now(code, cleanup)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        say_err("git checkpoint: interrupted")
+    return interrupted_code(exc)
 
 
 def exit_now(code: int, cleanup: Callable[[], None] | None = None) -> NoReturn:
     """Flush, then exit with `code`; output that cannot be written (a full disk) is a
     failure, unless nobody reads any more (a closed pipe: nothing left to say)."""
     if cleanup is not None:
-        cleanup()
+        try:
+            cleanup()
+        except KeyboardInterrupt as exc:  # the first Ctrl-C came as the command ended
+            code = _interrupted(exc)
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

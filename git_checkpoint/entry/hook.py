@@ -12,13 +12,23 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal
+else:
+    import _signal  # the C part alone: `signal` loads enum
+
+# Until main() begins, a Ctrl-C ends the hook by the signal, with no traceback (as it
+# ends the launcher: entry/launch.py). First, before the hook path loads.
+if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+
 from ..core import preload
 from ..core.text import one_line
 from ..fast import hook, turns
 from ..gitcore.locate import Paths, find_repo
 from . import relay
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -37,6 +47,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     agent, event = [*args[:2], "", ""][:2]
     try:
+        if _signal.getsignal(_signal.SIGINT) is _signal.SIG_DFL:  # set on import
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
         if argv is None:
             how = relay.forward("hook", args)
             if how is not None:
@@ -49,6 +61,8 @@ def main(argv: list[str] | None = None) -> None:
         _say("interrupted; no checkpoint saved")
     except Exception as exc:  # never a traceback, never a blocked tool call
         _say(f"no checkpoint saved: {one_line(exc)}")
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # the answer is written whatever comes
     answer = hook.ANSWERS.get((agent, event))
     out = sys.stdout
     if answer is not None and out is not None:

@@ -5,7 +5,32 @@ all (fastcli.py), the rest through cli.py."""
 
 from __future__ import annotations
 
+import os
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal
+    from types import FrameType
+else:
+    import _signal  # the C part alone: `signal` loads enum
+
+
+def interrupted_early(signum: int, frame: FrameType | None) -> None:
+    """A Ctrl-C before main() sets the command's own handling: nothing has begun, so
+    the one line and exit 130 of any interrupted command (entry/console.py), at once
+    and with no traceback."""
+    words = sys.argv[1 : sys.argv.index("--") if "--" in sys.argv else None]
+    if "--json" in words:
+        os.write(1, b'{"error": "interrupted", "exit_code": 130}\n')
+    os.write(2, b"git checkpoint: interrupted\n")
+    os._exit(130)
+
+
+# First, before the rest of the launcher loads (Python's own handler, or the default a
+# launcher script set: an ignored SIGINT stays ignored).
+if _signal.getsignal(_signal.SIGINT) in (_signal.default_int_handler, _signal.SIG_DFL):
+    _signal.signal(_signal.SIGINT, interrupted_early)
 
 from ..core.interrupts import interrupt_once
 from ..fast.prescan import Prescan, start
@@ -17,11 +42,11 @@ def main() -> None:
     cmdline = CommandLine(sys.argv[1:])
     prescan: Prescan | None = None
     try:
+        interrupt_once()
         if cmdline.relayed:
             how = relay.forward("cli", cmdline.words)
             if how is not None:
                 relay.exit_like(how)
-        interrupt_once()
         prescan = start() if cmdline.scans_early else None
         from . import console, fastcli
 

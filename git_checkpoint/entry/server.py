@@ -127,7 +127,8 @@ class Server:
         # Spares tell the server which client they took, with its connection.
         self.control, self.spare_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: setattr(self, "stopping", True))
         signal.set_wakeup_fd(self.wake[1])
         with _listening(path) as listener:
             taken = self.loop(listener)
@@ -181,7 +182,7 @@ class Server:
             self.spare = pid
             return None
         signal.set_wakeup_fd(-1)
-        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        for signum in (*relay.FORWARDED, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         _die_with_parent()
         _close_all([*self.wake, self.lock])
@@ -332,7 +333,6 @@ def _request(conn: socket.socket, ident: str) -> Request | None:
 def work(conn: socket.socket, request: Request) -> None:
     """In the worker: become the client's process, run its command, and tell the client
     how it ended before the process is torn down."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     for signum in request.ignored:  # as the client has them (nohup, a background job)
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signum, signal.SIG_IGN)
@@ -358,19 +358,31 @@ def work(conn: socket.socket, request: Request) -> None:
     from . import hook, launch
 
     sys.argv = [f"git-checkpoint{'-hook' if request.role == 'hook' else ''}", *request.args]
+    # A Ctrl-C before the command sets its own handling: as in a launcher of its own
+    # (until here, with the client's streams not yet in place, it ends the worker by
+    # the signal, and the server tells the client so).
+    if request.role == "cli" and signal.SIGINT not in request.ignored:
+        signal.signal(signal.SIGINT, launch.interrupted_early)
     try:
         (hook.main if request.role == "hook" else launch.main)()  # exits through relay
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    except KeyboardInterrupt:  # as Python ends a process it escapes, less the traceback
+        relay.flush_streams()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)  # the server tells the client
+        code = 130
     relay.exit_process(code)
 
 
 def _report(conn: socket.socket, code: int) -> None:
-    """The worker's last act: its client's streams closed (whoever reads them sees
-    their end now, not after this process is torn down), then its exit code sent."""
+    """The worker's last act: every file it has closed, as at a process's exit (the
+    client's streams, whose reader sees their end now; the checkpoint lock, free when
+    the client's caller goes on), then its exit code sent."""
     relay.flush_streams()
-    _close_all([0, 1, 2])
+    os.closerange(0, conn.fileno())
+    os.closerange(conn.fileno() + 1, os.sysconf("SC_OPEN_MAX"))
     _usage()
     _send(conn, b"X" + (code & 0xFF).to_bytes(4, "big"))
 

@@ -32,7 +32,7 @@ from . import quickstate
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from threading import Thread
+    from threading import Event
     from types import TracebackType
 
     Marks = dict[str, str]  # path -> "h", "S" or both (the capture's reading of ls-files -v)
@@ -56,7 +56,7 @@ class Early:
         self.children: list[Spawned] = []
         self.outputs: tuple[bytes, bytes, Marks] | None = None
         self.status_errors = b""  # status's stderr: the paths it could not look at
-        self.removing: Thread | None = None  # the scratch folder's removal, once closed
+        self.removing: Event | None = None  # set when the scratch folder is removed
 
     def spawn(self) -> None:
         """Note HEAD, copy the index twice (the second copy from the first: one index,
@@ -115,8 +115,18 @@ class Early:
             return
         import threading  # subprocess has imported it by now
 
-        self.removing = threading.Thread(target=remove_folder, args=(self.folder,))
-        self.removing.start()
+        removed = threading.Event()
+
+        def remove() -> None:
+            try:
+                remove_folder(self.folder)
+            finally:
+                removed.set()
+
+        # Known once running (a Ctrl-C before: discard() closes it again, and starts
+        # another; two removals of one folder do no harm).
+        threading.Thread(target=remove).start()
+        self.removing = removed
 
 
 class Prescan:
@@ -156,14 +166,23 @@ class Prescan:
 
     def discard(self) -> None:
         """At exit: an early scan nobody took is waited for and cleaned up, the removal
-        of every scratch folder is waited for, and a lock nobody adopted is released."""
+        of every scratch folder is waited for, and a lock nobody adopted is released.
+        A Ctrl-C meanwhile is raised once all that is done (the ones after the first
+        raise nothing: core/interrupts.py)."""
         early, self.scan = self.scan, None
         if early is not None:
-            early.close()
             self._closed.append(early)
+        try:
+            self._end_all()
+        except KeyboardInterrupt:
+            self._end_all()
+            raise
+
+    def _end_all(self) -> None:
         for done in self._closed:
-            if done.removing is not None:
-                done.removing.join()
+            done.close()  # (again, for one the command took: nothing left to do)
+            while done.removing is not None and not done.removing.is_set():
+                done.removing.wait()  # (not Thread.join, which a Ctrl-C spoils in 3.11)
         self._closed = []
         if self.lock is not None:
             self.lock.release()

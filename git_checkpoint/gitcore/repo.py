@@ -20,9 +20,16 @@ from functools import cached_property
 from pathlib import Path
 
 from ..core.errors import GitFailed, UsageError
+from ..core.interrupts import held
 from . import locate
 from .formats import CONFIG_PATTERN, ZERO_OID, config_bool, parse_config
-from .spawn import SCRATCH_PREFIX, child_env, link_or_copy, private_folder, remove_folder
+from .spawn import (
+    SCRATCH_PREFIX,
+    child_env,
+    link_or_copy,
+    private_folder,
+    remove_folder_whole,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
@@ -85,19 +92,28 @@ def run_git(
     # Its output is ours to print, never a pager's: under `git -p checkpoint` git would
     # colour it for the pager it started.
     full_env.pop("GIT_PAGER_IN_USE", None)
+    child = None
     try:
-        child = subprocess.Popen(
-            ["git", *argv],
-            cwd=cwd,
-            stdin=subprocess.PIPE if stdin is not None else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=full_env,
-            pass_fds=tuple(pass_fds),
-        )
+        # A Ctrl-C while git starts: raised once it is ours to wait for (inside Popen,
+        # it would leave git running, the lock in its hands, past our exit).
+        with held() if _on_main_thread() else contextlib.nullcontext():
+            child = subprocess.Popen(
+                ["git", *argv],
+                cwd=cwd,
+                stdin=subprocess.PIPE if stdin is not None else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=full_env,
+                pass_fds=tuple(pass_fds),
+            )
     except OSError as exc:  # git missing, cwd gone: named as a path, not a Path's repr
         where = f": {os.fsdecode(exc.filename)}" if exc.filename is not None else ""
         raise GitFailed(argv, 127, f"{exc.strerror or exc}{where}") from exc
+    except KeyboardInterrupt:
+        if child is not None:
+            with child:
+                pass_ctrl_c_on(child, grace=10)
+        raise
     with child:
         try:
             out, err = child.communicate(stdin)
@@ -110,6 +126,13 @@ def run_git(
     if check and proc.returncode != 0:
         raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
     return proc
+
+
+def _on_main_thread() -> bool:
+    """Whether this is the thread that runs signal handlers (core.interrupts.held)."""
+    import threading  # subprocess has imported it already
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _current_folder() -> Path:
@@ -167,9 +190,20 @@ def concurrently(*calls: Callable[[], Any]) -> list[Any]:
             ended[n].set()
 
     threads = [threading.Thread(target=run, args=(n,)) for n in range(1, len(calls))]
-    for thread in threads:
-        thread.start()
-    run(0)
+    started = 0
+    try:
+        # A Ctrl-C while the threads start: raised once each is running (and waited
+        # for below), not while one is half started and could be left behind.
+        with held() if _on_main_thread() else contextlib.nullcontext():
+            for thread in threads:
+                thread.start()
+                started += 1
+    except KeyboardInterrupt as exc:
+        errors.append(exc)
+        for event in [ended[0], *ended[1 + started :]]:  # the calls never begun
+            event.set()
+    else:
+        run(0)
     # Through a Ctrl-C too: a thread's git may be writing a ref. (Not Thread.join: a
     # Ctrl-C inside it marks a running thread as ended, in Python 3.11.)
     for event in ended:
@@ -178,7 +212,7 @@ def concurrently(*calls: Callable[[], Any]) -> list[Any]:
                 event.wait()
             except KeyboardInterrupt as exc:
                 errors.insert(0, exc)
-    for thread in threads:
+    for thread in threads[:started]:
         thread.join()  # ended already
     interrupts = [e for e in errors if isinstance(e, KeyboardInterrupt)]
     if interrupts or errors:
@@ -313,14 +347,16 @@ class Repo:
         (A folder of its own, for git's `index.lock` beside it; no tempfile or shutil
         import: the hook's save path makes one for every save.)
         """
-        folder = private_folder(str(self.git_dir))
+        named: list[str] = []
         try:
+            folder = private_folder(str(self.git_dir), named=named)
             index = os.path.join(folder, "index")
             if seed is not None and seed.exists():
                 link_or_copy(str(seed), index)
             yield {"GIT_INDEX_FILE": index}
         finally:
-            remove_folder(folder)
+            for made in named:
+                remove_folder_whole(made)
 
     @contextlib.contextmanager
     def refs_elsewhere(self, refs: Mapping[str, str]) -> Iterator[tuple[list[str], dict[str, str]]]:
@@ -334,8 +370,11 @@ class Repo:
         run (the caller runs this repository's: run_hook). Yields the git options and
         the environment that point a command at it; removed after."""
         config = _config_entries(self.git("config", "--list", "-z"))
-        folder = private_folder(str(self.common_dir), f"{REFS_ELSEWHERE}{os.getpid()}-")
+        named: list[str] = []
         try:
+            folder = private_folder(
+                str(self.common_dir), f"{REFS_ELSEWHERE}{os.getpid()}-", named=named
+            )
             git_dir = Path(folder)
             (git_dir / "objects" / "info").mkdir(parents=True)
             (git_dir / "refs").mkdir()
@@ -356,7 +395,8 @@ class Repo:
             }
             yield [f"--git-dir={git_dir}"], env
         finally:
-            remove_folder(folder)
+            for made in named:
+                remove_folder_whole(made)
 
     def run_hook(
         self, name: str, args: list[str], stdin: bytes

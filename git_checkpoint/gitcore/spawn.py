@@ -106,13 +106,27 @@ class Spawned:
         finally:
             os.close(self.fd)
             if status is None:
-                try:
-                    _, status = os.waitpid(pid, 0)
-                except ChildProcessError:  # waited for already, when Ctrl-C came before
-                    pass  # its answer was kept: the KeyboardInterrupt is on its way
+                status = _reap(pid)
         if status is not None:
             self.done = os.waitstatus_to_exitcode(status), b"".join(chunks)
         return self.done
+
+
+def _reap(pid: int) -> int | None:
+    """The wait status of child `pid`, waited for whatever comes: a Ctrl-C meanwhile is
+    raised once it has ended (the Ctrl-Cs after the first raise nothing:
+    core/interrupts.py). None when it was waited for already (when a Ctrl-C came before
+    its answer was kept: the KeyboardInterrupt is on its way)."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
+    except KeyboardInterrupt:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        raise
 
 
 def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -128,15 +142,23 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 SCRATCH_PREFIX = "checkpoint-"  # <git dir>/checkpoint-XXXXXXXXXXXX/
 
 
-def private_folder(parent: str, prefix: str = SCRATCH_PREFIX) -> str:
+def private_folder(
+    parent: str, prefix: str = SCRATCH_PREFIX, named: list[str] | None = None
+) -> str:
     """A new folder of ours under `parent`, readable by us alone (as mkdtemp makes);
-    doctor finds what a crash leaves by the prefix."""
+    doctor finds what a crash leaves by the prefix. `named` has its name before it is
+    made: a caller that removes what it names leaves nothing behind when a Ctrl-C
+    comes between the folder's making and this function's return."""
     while True:
         folder = os.path.join(parent, f"{prefix}{os.urandom(6).hex()}")
+        if named is not None:
+            named.append(folder)
         try:
             os.mkdir(folder, 0o700)
             return folder
         except FileExistsError:
+            if named is not None:
+                named.remove(folder)
             continue
 
 
@@ -166,6 +188,17 @@ def remove_folder(folder: str | os.PathLike[str]) -> None:
             os.rmdir(folder)
         except OSError:
             pass
+
+
+def remove_folder_whole(folder: str) -> None:
+    """remove_folder, finished even when a Ctrl-C comes in the middle of it (the one
+    that raises is the first; the ones after it raise nothing: core/interrupts.py),
+    which is then raised."""
+    try:
+        remove_folder(folder)
+    except KeyboardInterrupt:
+        remove_folder(folder)
+        raise
 
 
 def link_or_copy(source: str, target: str) -> None:

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from ..conftest import Repo
-from ..launcher import LAUNCHER, REAL_GIT, launch_via_shell, lock_free, scratch, wrapper_env
+from ..launcher import (
+    LAUNCHER,
+    REAL_GIT,
+    launch,
+    launch_via_shell,
+    lock_free,
+    scratch,
+    wrapper_env,
+)
 
 INTERRUPTED = "git checkpoint: interrupted\n"
 
@@ -200,17 +208,25 @@ except KeyboardInterrupt:
 """
 
 
+def python_script(
+    script: str, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -c script args…` with this checkout's package, in a clean environment."""
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", **(env or {}), "PYTHONPATH": str(root)},
+    )
+
+
 @pytest.mark.parametrize("script", [SCRIPT, WEAKREF], ids=["__del__", "weakref callback"])
 def test_a_ctrl_c_inside_a_finalizer_still_interrupts(script: str) -> None:
-    root = Path(__file__).resolve().parents[2]
     for _ in range(3):
-        proc = subprocess.run(
-            [sys.executable, "-c", script],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-        )
+        proc = python_script(script)
         assert proc.stdout == "interrupted\n", proc.stdout + proc.stderr
         assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr
 
@@ -320,3 +336,118 @@ def test_ctrl_c_while_the_scan_is_read_waits_for_its_git_children(
     )
     assert (proc.returncode, proc.stderr) == (130, "git checkpoint: interrupted\n")
     assert mark.exists(), "git-checkpoint exited while its git status still ran"
+
+
+@pytest.mark.parametrize("server", ["served", "alone"])
+def test_a_ctrl_c_at_any_moment_of_a_save_is_one_line(
+    repo: Repo, tmp_path: Path, server: str
+) -> None:
+    """SIGINT at 25 moments of a save, from its first git call (the early scan's
+    status: Python's own start, before any line of ours, is not ours to say) to its
+    end, with the command server and without: each save ends saved (exit 0) or
+    interrupted (`git checkpoint: interrupted`, exit 130); never with a traceback,
+    whatever it was running (an import, threads starting, the early scan's clean-up
+    at the exit). After each, the lock is free and no scratch folder is left; after
+    them all, a save works."""
+    mark = tmp_path / "began"
+    env = wrapper_env(tmp_path, 'case " $* " in *" status "*) : >> "$MARK";; esac', MARK=str(mark))
+    if server == "alone":
+        env["GIT_CHECKPOINT_SERVER"] = "off"
+    launch(repo, "status", env=env)  # (the server started, when it is on)
+    seen = set()
+    for step in range(25):
+        repo.write("src/app.py", f"print({step})\n")
+        repo.write(f"new-{step}.txt", "new\n")
+        mark.unlink(missing_ok=True)
+        proc = start(repo, "save", "-m", f"step {step}", env=env)
+        deadline = time.monotonic() + 30
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(step * 0.01)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, err) in ((0, ""), (130, INTERRUPTED)), (proc.returncode, err)
+        assert lock_free(repo.path / ".git"), f"the lock is held after step {step}"
+        assert scratch(repo) == [], f"a scratch folder is left after step {step}"
+        seen.add(proc.returncode)
+    assert 130 in seen
+    launch(repo, "save", "-m", "after", env=env)
+
+
+IMPORTING = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from git_checkpoint.core.interrupts import interrupt_once
+interrupt_once()
+try:
+    import slow_module
+    time.sleep(5)
+    print("never interrupted")
+except KeyboardInterrupt:
+    whole = getattr(sys.modules.get("slow_module"), "DONE", False)
+    print("interrupted after the import" if whole else "interrupted inside the import")
+"""
+
+
+def test_a_ctrl_c_during_an_import_is_raised_once_it_is_done(tmp_path: Path) -> None:
+    """A Ctrl-C raised inside the import system can leave its lock held, and the next
+    import on another thread then waits for ever (a save hung so). It comes just after
+    the import instead: the module is whole, and the KeyboardInterrupt follows."""
+    (tmp_path / "slow_module.py").write_text(
+        "import os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(0.2)\n"
+        "DONE = True\n"
+    )
+    proc = python_script(IMPORTING, str(tmp_path))
+    assert (proc.stdout, proc.stderr) == ("interrupted after the import\n", "")
+
+
+AT_THE_EXIT = """
+import os, signal, time
+from git_checkpoint.core.interrupts import interrupt_once
+from git_checkpoint.entry import console
+interrupt_once()
+def cleanup():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+console.entry(lambda: print("done"), cleanup)
+"""
+
+
+def test_a_ctrl_c_as_the_command_ends_is_one_line(tmp_path: Path) -> None:
+    """A Ctrl-C that comes after the command, while the launcher cleans up (the early
+    scan's children, its scratch folder): exit 130 and one line, as for any other
+    moment, not a traceback from the exit."""
+    proc = python_script(AT_THE_EXIT)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "done\n", INTERRUPTED)
+
+
+DISCARD = """
+import os, signal, threading
+from git_checkpoint.core.interrupts import interrupt_once
+from git_checkpoint.fast.prescan import start
+interrupt_once()
+prescan = start()
+assert prescan.scan is not None and prescan.lock is not None, "no early scan started"
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    prescan.discard()
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_while_the_early_scan_is_dropped_still_frees_the_lock_and_folder(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """The early scan nobody took is dropped at the exit: its git children waited for,
+    its scratch folder removed, the lock released. A Ctrl-C in the middle of that (here
+    while a slow `git status` is waited for) still gets all of it done, then is
+    raised."""
+    env = wrapper_env(tmp_path, 'case " $* " in *" status "*) sleep 1;; esac')
+    proc = python_script(DISCARD, cwd=repo.path, env={**os.environ, **env})
+    assert (proc.stdout, proc.stderr) == ("interrupted\n", "")
+    assert lock_free(repo.path / ".git")
+    assert scratch(repo) == []
