@@ -712,10 +712,12 @@ def test_ctrl_z_stops_the_worker_with_the_client_and_fg_continues_both(
     client, worker = slow_save(install, repo, tmp_path)
     try:
         client.send_signal(signal.SIGTSTP)
-        deadline = time.monotonic() + 10
-        while state(worker) != "T" and time.monotonic() < deadline:
+        deadline = time.monotonic() + 10  # (the client stops itself once it told the worker)
+        while state(worker) != "T" or state(client.pid) != "T":
+            if time.monotonic() > deadline:
+                break
             time.sleep(0.02)
-        assert state(worker) == "T" and state(client.pid) == "T"
+        assert (state(worker), state(client.pid)) == ("T", "T")
         client.send_signal(signal.SIGCONT)
         deadline = time.monotonic() + 10
         while state(worker) == "T" and time.monotonic() < deadline:
