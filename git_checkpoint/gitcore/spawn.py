@@ -25,6 +25,11 @@ REPO_ENV = (
 )
 
 
+# SIGPIPE and SIGXFSZ, which Python ignores, at their default in git and what it runs
+# (as subprocess's restore_signals gives them; `signal` is not loaded on this path).
+DEFAULT_SIGNALS = (13, 25)
+
+
 class Spawned:
     """A git child whose stdout is a pipe, or the file `out` (for an output larger than
     a pipe holds, which would stop git until it is read); stderr goes to /dev/null (a
@@ -61,6 +66,7 @@ class Spawned:
                     (os.POSIX_SPAWN_CLOSE, read_end),
                 ],
                 setsigmask=(),  # none blocked: ours may be, while children start
+                setsigdef=DEFAULT_SIGNALS,
             )
         except OSError:
             os.close(read_end)
