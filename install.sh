@@ -96,8 +96,9 @@ for name, call in (*calls, ("identity", "core.rendezvous import identity")):
     with open(target + ".new", "w") as fh:
         fh.write(f"#!{sys.executable} -IS\n# written by install.sh: {name}, started fast\n")
         if name != "identity":  # a Ctrl-C while Python loads the command: no traceback
-            fh.write("import _signal\nif _signal.getsignal(2) is _signal.default_int_handler:\n")
-            fh.write("    _signal.signal(2, _signal.SIG_DFL)\n")
+            early = "lambda *_: (os.write(2, b'git checkpoint: interrupted\\n'), os._exit(130))"
+            fh.write("import _signal, os\nif _signal.getsignal(2) is _signal.default_int_handler:\n")
+            fh.write(f"    _signal.signal(2, {early if name == 'git-checkpoint' else '_signal.SIG_DFL'})\n")
         fh.write(f"import sys\nsys.path += {paths!r}\nfrom git_checkpoint.{call}\n")
         fh.write("print(identity(), end='')\n" if name == "identity" else f"{call.split()[-1]}()\n")
     os.chmod(target + ".new", 0o755)

@@ -9,6 +9,7 @@ work tree: the command line then says how to finish or undo it.
 
 from __future__ import annotations
 
+import _thread
 import sys
 
 TYPE_CHECKING = False
@@ -66,7 +67,6 @@ def _again_soon() -> None:
     signal, it waits while the main thread blocks SIGINT (the quick check, starting
     children). Builtin modules only, loaded with the interpreter: this may run in the
     middle of an import (of `threading`, say)."""
-    import _thread
     import time
 
     if TYPE_CHECKING:
@@ -96,13 +96,15 @@ def interrupt_once() -> None:
     """From here on, a Ctrl-C raises KeyboardInterrupt once (see above). A handler of our
     own, not SIG_IGN, so that git children get the default back when they start. The
     launcher sets it first thing; the error boundary on every path (main thread only)."""
-    import _thread
-    import signal
+    if TYPE_CHECKING:
+        import signal as _signal
+    else:
+        import _signal  # (the hook path: `signal` loads enum)
 
     global _MAIN_THREAD
-    if signal.getsignal(signal.SIGINT) is not _on_sigint:
+    if _signal.getsignal(_signal.SIGINT) is not _on_sigint:
         try:
-            signal.signal(signal.SIGINT, _on_sigint)
+            _signal.signal(_signal.SIGINT, _on_sigint)
         except ValueError:  # not the main thread: Python's own handler stays
             return
         _MAIN_THREAD = _thread.get_ident()
@@ -112,15 +114,19 @@ def interrupt_once() -> None:
 class held:
     """A Ctrl-C that comes inside the block is raised as the block ends (the outermost,
     when they nest), whatever else the block raised: what it started is in the caller's
-    hands by then, to wait for or stop. On the main thread (the one that runs the
-    handler)."""
+    hands by then, to wait for or stop. On the thread that runs the handler; on any
+    other (where no Ctrl-C is raised) it does nothing."""
 
     def __enter__(self) -> None:
         global _STARTING
-        _STARTING += 1
+        self.here = _thread.get_ident() == _MAIN_THREAD
+        if self.here:
+            _STARTING += 1
 
     def __exit__(self, *exc_info: object) -> None:
         global _STARTING, _PENDING, _INTERRUPTED
+        if not self.here:
+            return
         _STARTING -= 1
         if _PENDING and not _STARTING:
             _PENDING, _INTERRUPTED = False, True

@@ -24,6 +24,7 @@ if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
 
 from ..core import preload
+from ..core.interrupts import interrupt_once
 from ..core.text import one_line
 from ..fast import hook, turns
 from ..gitcore.locate import Paths, find_repo
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     agent, event = [*args[:2], "", ""][:2]
     try:
         if _signal.getsignal(_signal.SIGINT) is _signal.SIG_DFL:  # set on import
-            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+            interrupt_once()
         if argv is None:
             how = relay.forward("hook", args)
             if how is not None:
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         _say("interrupted; no checkpoint saved")
     except Exception as exc:  # never a traceback, never a blocked tool call
         _say(f"no checkpoint saved: {one_line(exc)}")
-    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
         _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # the answer is written whatever comes
     answer = hook.ANSWERS.get((agent, event))
     out = sys.stdout

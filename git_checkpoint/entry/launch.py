@@ -27,9 +27,9 @@ def interrupted_early(signum: int, frame: FrameType | None) -> None:
     os._exit(130)
 
 
-# First, before the rest of the launcher loads (Python's own handler, or the default a
-# launcher script set: an ignored SIGINT stays ignored).
-if _signal.getsignal(_signal.SIGINT) in (_signal.default_int_handler, _signal.SIG_DFL):
+# First, before the rest of the launcher loads (over Python's own handler, or what a
+# launcher script set for its own first lines: an ignored SIGINT stays ignored).
+if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
     _signal.signal(_signal.SIGINT, interrupted_early)
 
 from ..core.interrupts import interrupt_once

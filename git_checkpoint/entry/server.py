@@ -379,7 +379,9 @@ def work(conn: socket.socket, request: Request) -> None:
 def _report(conn: socket.socket, code: int) -> None:
     """The worker's last act: every file it has closed, as at a process's exit (the
     client's streams, whose reader sees their end now; the checkpoint lock, free when
-    the client's caller goes on), then its exit code sent."""
+    the client's caller goes on), then its exit code sent. The command is over: a
+    Ctrl-C now changes nothing (in a process of its own, it would find it gone)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     relay.flush_streams()
     os.closerange(0, conn.fileno())
     os.closerange(conn.fileno() + 1, os.sysconf("SC_OPEN_MAX"))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import GitFailed
+from ..core.interrupts import held
 from .formats import TREE_MODE, canonical_mode, is_oid
 
 TYPE_CHECKING = False  # typing is not imported at run time
@@ -210,7 +211,8 @@ class Objects:
                     write()
                 else:
                     writer = threading.Thread(target=write, name="cat-file-names", daemon=True)
-                    writer.start()
+                    with held():  # (a Ctrl-C: once it runs, and can be joined)
+                        writer.start()
                 for _ in names:
                     line = out.readline()
                     if not line:
@@ -239,15 +241,25 @@ class Objects:
         return self._child
 
     def _spawn(self, *, stderr: int) -> subprocess.Popen[bytes]:
-        """A batch child; it only reads, so it never holds our lock."""
-        return subprocess.Popen(
-            ["git", *BATCH],
-            cwd=self._root,
-            env=self._env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-        )
+        """A batch child; it only reads, so it never holds our lock. (A Ctrl-C while it
+        starts: raised once it is known, and it is stopped.)"""
+        child = None
+        try:
+            with held():
+                child = subprocess.Popen(
+                    ["git", *BATCH],
+                    cwd=self._root,
+                    env=self._env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                )
+        except KeyboardInterrupt:
+            if child is not None:
+                with child:
+                    child.kill()
+            raise
+        return child
 
     def _end(
         self,

@@ -96,7 +96,7 @@ def run_git(
     try:
         # A Ctrl-C while git starts: raised once it is ours to wait for (inside Popen,
         # it would leave git running, the lock in its hands, past our exit).
-        with held() if _on_main_thread() else contextlib.nullcontext():
+        with held():
             child = subprocess.Popen(
                 ["git", *argv],
                 cwd=cwd,
@@ -126,13 +126,6 @@ def run_git(
     if check and proc.returncode != 0:
         raise GitFailed(argv, proc.returncode, proc.stderr.decode(errors="replace"))
     return proc
-
-
-def _on_main_thread() -> bool:
-    """Whether this is the thread that runs signal handlers (core.interrupts.held)."""
-    import threading  # subprocess has imported it already
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def _current_folder() -> Path:
@@ -194,7 +187,7 @@ def concurrently(*calls: Callable[[], Any]) -> list[Any]:
     try:
         # A Ctrl-C while the threads start: raised once each is running (and waited
         # for below), not while one is half started and could be left behind.
-        with held() if _on_main_thread() else contextlib.nullcontext():
+        with held():
             for thread in threads:
                 thread.start()
                 started += 1

@@ -7,6 +7,7 @@ different."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import Repo
+from ..conftest import BIN, Repo
 from ..launcher import (
     LAUNCHER,
     REAL_GIT,
@@ -372,6 +373,51 @@ def test_a_ctrl_c_at_any_moment_of_a_save_is_one_line(
         seen.add(proc.returncode)
     assert 130 in seen
     launch(repo, "save", "-m", "after", env=env)
+
+
+def test_a_ctrl_c_at_any_moment_of_a_hooks_save_leaves_nothing_running_or_behind(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """SIGINT at 20 moments of an agent hook's save (a risky command about to run),
+    from its first git call on: the hook still exits 0, with at most its one line, and
+    by then no git of its own runs, the lock is free and no scratch folder is left."""
+    mark = tmp_path / "began"
+    env = {
+        **os.environ,
+        **wrapper_env(tmp_path, ': >> "$MARK"', MARK=str(mark)),
+        "GIT_CHECKPOINT_SERVER": "off",
+    }
+    repo.cp("save", "-m", "base")
+    payload = json.dumps(
+        {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}, "cwd": str(repo.path)}
+    )
+    for step in range(20):
+        for n in range(40):
+            repo.write(f"src/file-{n}.py", f"print({step})\n")
+        mark.unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [os.path.join(BIN, "git-checkpoint-hook"), "claude-code", "PreToolUse"],
+            cwd=repo.path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stdin is not None
+        proc.stdin.write(payload)
+        proc.stdin.close()
+        deadline = time.monotonic() + 30
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(step * 0.008)
+        os.kill(proc.pid, signal.SIGINT)
+        assert proc.stdout is not None and proc.stderr is not None
+        err = proc.stderr.read()
+        proc.stdout.read()
+        assert proc.wait(timeout=60) == 0, err
+        assert err == "" or (
+            err.count("\n") == 1
+            and err.startswith(("git-checkpoint: interrupted;", "git-checkpoint: checkpoint saved"))
+        ), err
+        assert lock_free(repo.path / ".git"), f"the lock is held after step {step}"
+        assert scratch(repo) == [], f"a scratch folder is left after step {step}"
 
 
 IMPORTING = """
