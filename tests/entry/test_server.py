@@ -709,7 +709,9 @@ def test_a_signal_the_client_ignores_is_ignored_by_the_command(
 def test_ctrl_z_stops_the_worker_with_the_client_and_fg_continues_both(
     install: Install, repo: Repo, tmp_path: Path
 ) -> None:
-    client, worker = slow_save(install, repo, tmp_path)
+    # A job of its own, as a shell runs it: the kernel stops no process on a Ctrl-Z in
+    # an orphaned process group, which the test's own may be (a session with no shell).
+    client, worker = slow_save(install, repo, tmp_path, preexec_fn=os.setpgrp)
     try:
         client.send_signal(signal.SIGTSTP)
         # The client stops itself once it told the worker; a worker in a disk wait on a
