@@ -14,6 +14,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
 
 _INTERRUPTED = False  # a Ctrl-C is on its way out
@@ -131,3 +132,13 @@ class held:
         if _PENDING and not _STARTING:
             _PENDING, _INTERRUPTED = False, True
             raise KeyboardInterrupt
+
+
+def through_ctrl_c(step: Callable[[], None]) -> None:
+    """Run `step` (a clean-up that must not stop half way); if a Ctrl-C cuts it short,
+    run it again to its end (the Ctrl-Cs after the first raise nothing), then raise."""
+    try:
+        step()
+    except KeyboardInterrupt:
+        step()
+        raise

@@ -62,8 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         _say("interrupted; no checkpoint saved")
     except Exception as exc:  # never a traceback, never a blocked tool call
         _say(f"no checkpoint saved: {one_line(exc)}")
-    if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
-        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # the answer is written whatever comes
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # the answer is written whatever comes
     answer = hook.ANSWERS.get((agent, event))
     out = sys.stdout
     if answer is not None and out is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from ..core.interrupts import held
+from ..core.interrupts import held, through_ctrl_c
 from ..core.lock import FileLock
 from ..gitcore.formats import FLAGGED_ARGV, STATUS_ARGV
 from ..gitcore.locate import Paths, find_repo, head_commit
@@ -172,11 +172,7 @@ class Prescan:
         early, self.scan = self.scan, None
         if early is not None:
             self._closed.append(early)
-        try:
-            self._end_all()
-        except KeyboardInterrupt:
-            self._end_all()
-            raise
+        through_ctrl_c(self._end_all)
 
     def _end_all(self) -> None:
         for done in self._closed:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from ..core.interrupts import through_ctrl_c
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -197,14 +199,8 @@ def remove_folder(folder: str | os.PathLike[str]) -> None:
 
 
 def remove_folder_whole(folder: str) -> None:
-    """remove_folder, finished even when a Ctrl-C comes in the middle of it (the one
-    that raises is the first; the ones after it raise nothing: core/interrupts.py),
-    which is then raised."""
-    try:
-        remove_folder(folder)
-    except KeyboardInterrupt:
-        remove_folder(folder)
-        raise
+    """remove_folder, finished even when a Ctrl-C comes in the middle of it."""
+    through_ctrl_c(lambda: remove_folder(folder))
 
 
 def link_or_copy(source: str, target: str) -> None:
