@@ -227,16 +227,26 @@ def start_server(ident: str) -> None:
     where = run_dir(create=True)
     if where is None:
         return
-    mark = server_file(".broken", ident)
+    mark, log = server_file(".broken", ident), server_file(".log", ident)
+    if mark is None or log is None:
+        return
     try:  # a server that could not start here lately: its log says why; not again yet
-        if mark and time.time() - os.stat(mark).st_mtime < 60:
+        if time.time() - os.stat(mark).st_mtime < 60:
             return
     except OSError:
         pass
+    # An import that fails before the server can say so itself is logged and marked here.
     code = (
         "import sys; sys.path[:] = " + repr(sys.path) + "\n"
-        "from git_checkpoint.entry.server import main; main()"
+        "try:\n from git_checkpoint.entry.server import main\n"
+        "except BaseException:\n import traceback\n"
+        " with open(" + repr(log) + ", 'a') as f: traceback.print_exc(file=f)\n"
+        " open(" + repr(mark) + ", 'w').close(); raise SystemExit(1)\n"
+        "main()"
     )
+    # Python's site step only where this process had it: an editable install finds the
+    # package through an import hook that a .pth file of site-packages installs.
+    flags = ["-I", "-S"] if sys.flags.no_site else ["-I"]
     try:
         null = os.open(os.devnull, os.O_RDWR)
     except OSError:
@@ -244,7 +254,7 @@ def start_server(ident: str) -> None:
     try:
         os.posix_spawn(
             sys.executable,
-            [sys.executable, "-I", "-S", "-c", code, ident],
+            [sys.executable, *flags, "-c", code, ident],
             {k: v for k, v in os.environ.items() if k != MISSED},
             file_actions=[(os.POSIX_SPAWN_DUP2, null, fd) for fd in (0, 1, 2)],
             setsid=True,

@@ -42,16 +42,20 @@ class Install:
         (root / "identity").mkdir(parents=True)
         self.paths = [str(root / "identity"), *PATHS]
         self.identity = "\n".join([sys.executable, *self.paths])
-        self.bin = root / "bin"
-        self.bin.mkdir()
-        for name, call in (("git-checkpoint", "launch"), ("git-checkpoint-hook", "hook")):
-            script = self.bin / name
-            script.write_text(
-                f"#!{sys.executable} -IS\nimport sys\nsys.path[:] = {self.paths!r}\n"
-                f"from git_checkpoint.entry.{call} import main\nmain()\n"
-            )
-            script.chmod(0o755)
+        self.bin = self.launchers(
+            f"#!{sys.executable} -IS\nimport sys\nsys.path[:] = {self.paths!r}\n"
+        )
         self.socket = rendezvous.socket_path(self.identity)
+
+    def launchers(self, head: str) -> Path:
+        """bin/ with both launchers, each `head` and then the call of its entry."""
+        folder = self.root / "bin"
+        folder.mkdir()
+        for name, call in (("git-checkpoint", "launch"), ("git-checkpoint-hook", "hook")):
+            script = folder / name
+            script.write_text(f"{head}from git_checkpoint.entry.{call} import main\nmain()\n")
+            script.chmod(0o755)
+        return folder
 
     def run(
         self,
@@ -144,6 +148,81 @@ def test_a_command_runs_in_a_worker_of_the_server_once_it_is_up(
     callers = parents(log)
     assert callers and all(grand == server for _, grand in callers), (callers, server)
     assert all(worker != server for worker, _ in callers)
+
+
+class EditableInstall(Install):
+    """An install as `pip install -e` makes it: launchers that start Python with its site
+    step, in a venv whose .pth files put the package on the import path through a finder
+    of their own (as setuptools' editable finder does), not through a folder on sys.path."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        venv = root / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (site,) = venv.glob("lib/python*/site-packages")
+        checkout = Path(relay.__file__).parents[2]
+        deps = [p for p in PATHS if p != str(checkout) and Path(p).is_dir()]
+        (site / "deps.pth").write_text("".join(f"{p}\n" for p in deps))
+        (site / "editable_finder.py").write_text(
+            "import importlib.machinery, sys\n"
+            "class Finder:\n"
+            "    @classmethod\n"
+            "    def find_spec(cls, name, path=None, target=None):\n"
+            "        if name != 'git_checkpoint':\n"
+            "            return None\n"
+            f"        return importlib.machinery.PathFinder.find_spec(name, [{str(checkout)!r}])\n"
+            "def install():\n"
+            "    sys.meta_path.append(Finder)\n"
+        )
+        (site / "editable.pth").write_text("import editable_finder; editable_finder.install()\n")
+        self.bin = self.launchers(f"#!{venv}/bin/python\n")
+        probe = self.bin / "probe"
+        probe.write_text(
+            f"#!{venv}/bin/python\nimport json, sys\n"
+            "print(json.dumps([sys.executable, *sys.path]))\n"
+        )
+        probe.chmod(0o755)
+        found = subprocess.run([str(probe)], capture_output=True, text=True, check=True)
+        self.identity = "\n".join(json.loads(found.stdout))
+        self.socket = rendezvous.socket_path(self.identity)
+
+
+def test_an_editable_install_starts_its_server_and_hands_commands_over(
+    tmp_path: Path, repo: Repo
+) -> None:
+    """The package found only through an import hook that site installs: the server
+    starts with the site step too, so it comes up and the next save runs in its worker."""
+    editable = EditableInstall(tmp_path / "editable")
+    try:
+        server = editable.up(repo)
+        spy, log = git_spy(tmp_path, repo)
+        repo.write("src/app.py", "print('changed')\n")
+        env = {"PATH": f"{spy}:{os.environ['PATH']}"}
+        proc = editable.run(repo, "save", "-m", "served", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert {grand for _, grand in parents(log)} == {server}
+    finally:
+        editable.stop(repo)
+
+
+def test_a_server_whose_package_cannot_be_imported_is_marked_and_not_started_again(
+    install: Install, repo: Repo
+) -> None:
+    """A launcher that found the package where the server cannot (here: the package
+    moved away after the launcher loaded it) leaves the reason in the server's log and
+    the mark that keeps the next commands from starting one again for a while."""
+    package = install.own_copy()
+    (package / "git_checkpoint" / "entry" / "server.py").write_text(
+        'raise ImportError("the server module cannot be loaded")\n'
+    )
+    assert install.socket is not None
+    stem = install.socket[: -len(".sock")]
+    assert install.run(repo, "status").returncode == 0
+    deadline = time.monotonic() + 30
+    while not os.path.exists(stem + ".broken") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "the server module cannot be loaded" in Path(stem + ".log").read_text()
+    assert not install.state(repo)["running"]
 
 
 def test_without_a_server_the_command_runs_in_its_own_process(
