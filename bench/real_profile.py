@@ -65,6 +65,18 @@ class Command:
     stdin: bytes | None = None
 
 
+def python_script(exe: str) -> str:
+    """The Python launcher a command ends in: `exe` itself, or for the compiled client,
+    the launcher of the same name in libexec/ beside it (install.sh's layout)."""
+    path = Path(exe).resolve()
+    if path.read_bytes()[:2] == b"#!":
+        return exe
+    script = path.parent.parent / "libexec" / path.name
+    if not script.exists():
+        raise bench.BenchError(f"{exe} is compiled and {script} is missing")
+    return str(script)
+
+
 class Profiler:
     def __init__(self, b: real.ProjectBench, args: argparse.Namespace) -> None:
         self.b = b
@@ -74,7 +86,7 @@ class Profiler:
         hook = shutil.which(b.hooks["Edit"][0], path=b.env["PATH"])
         if exe is None or hook is None:
             raise bench.BenchError("git-checkpoint or its hook is not on PATH")
-        self.cp_launcher, self.hook_launcher = exe, hook
+        self.cp_launcher, self.hook_launcher = python_script(exe), python_script(hook)
         self.tmp = Path(tempfile.mkdtemp(prefix="real-profile-"))
         self.n = 0
 

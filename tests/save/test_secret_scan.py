@@ -5,13 +5,22 @@ never printed, never stored, and never read whole from a big file."""
 from __future__ import annotations
 
 import json
+import random
+import string
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from git_checkpoint.save.secrets import MAX_BLOB_BYTES, candidate_lines, scan_text
+from git_checkpoint.save.secrets import (
+    BASE64_LIMIT,
+    HEX_LIMIT,
+    MAX_BLOB_BYTES,
+    _engine,
+    candidate_lines,
+    scan_text,
+)
 
 from ..conftest import Repo
 from ..helpers import blob_stored, latest_ref, saved_paths
@@ -259,3 +268,28 @@ def test_the_prefilter_keeps_every_line_a_detector_fires_on() -> None:
         every = {s.line_number for s in engine.scan_lines(path.name, lines, range(1, len(lines)))}
         kept = set(candidate_lines("\n".join(lines)))
         assert every <= kept, (path, sorted(every - kept))
+
+
+def test_the_prefilter_keeps_every_quoted_run_a_high_entropy_detector_reports() -> None:
+    """Quoted runs of many alphabets and lengths, their entropy spread across both
+    detectors' limits: every line a detector reports is a candidate, and lines of runs
+    too plain for either are not."""
+    engine = _engine()
+    limits = {
+        type(p).__name__: p.entropy_limit for p in engine._plugins if hasattr(p, "entropy_limit")
+    }
+    assert limits == {"Base64HighEntropyString": BASE64_LIMIT, "HexHighEntropyString": HEX_LIMIT}
+    rng = random.Random(20261207)
+    base64 = string.ascii_letters + string.digits + "+/-_="
+    alphabets = [string.digits, "0123456789abcdef", string.hexdigits, base64, "abcdefghij"]
+    lines = []
+    for _ in range(1200):
+        alphabet = rng.choice(alphabets)
+        chars = rng.sample(alphabet, rng.randint(2, len(alphabet)))
+        run = "".join(rng.choice(chars) for _ in range(rng.randint(6, 40)))
+        quote = rng.choice("'\"")
+        lines.append(f"value = {quote}{run}{quote}")
+    fired = {s.line_number for s in engine.scan_lines("runs.py", lines, range(1, len(lines) + 1))}
+    kept = set(candidate_lines("\n".join(lines)))
+    assert fired <= kept, sorted(fired - kept)[:5]
+    assert len(fired) > 100 and len(kept) < len(lines) * 3 // 4, (len(fired), len(kept))
