@@ -38,6 +38,10 @@ def hermetic_seal(
     monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
     monkeypatch.setenv("NO_COLOR", "1")
+    # Each command runs in its own process, which the tests' fault injection (strace,
+    # wrapper gits killing their caller) and process checks aim at; the tests of the
+    # command server (tests/entry/test_server.py, the served Ctrl-C sweeps) turn it on.
+    monkeypatch.setenv("GIT_CHECKPOINT_SERVER", "off")
     # The command servers the tests start exit soon after the last test that used them.
     monkeypatch.setenv("GIT_CHECKPOINT_SERVER_IDLE", "30")
     monkeypatch.setenv("PATH", BIN + os.pathsep + os.environ["PATH"])

@@ -341,7 +341,7 @@ def test_ctrl_c_while_the_scan_is_read_waits_for_its_git_children(
 
 @pytest.mark.parametrize("server", ["served", "alone"])
 def test_a_ctrl_c_at_any_moment_of_a_save_is_one_line(
-    repo: Repo, tmp_path: Path, server: str
+    repo: Repo, tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SIGINT at 25 moments of a save, from its first git call (the early scan's
     status: Python's own start, before any line of ours, is not ours to say) to its
@@ -354,6 +354,8 @@ def test_a_ctrl_c_at_any_moment_of_a_save_is_one_line(
     env = wrapper_env(tmp_path, 'case " $* " in *" status "*) : >> "$MARK";; esac', MARK=str(mark))
     if server == "alone":
         env["GIT_CHECKPOINT_SERVER"] = "off"
+    else:
+        monkeypatch.delenv("GIT_CHECKPOINT_SERVER")
     launch(repo, "status", env=env)  # (the server started, when it is on)
     seen = set()
     for step in range(25):

@@ -111,6 +111,12 @@ class Install:
         self.run(repo, "server", "stop")
 
 
+@pytest.fixture(autouse=True)
+def served(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command server on (the other tests run each command in its own process)."""
+    monkeypatch.delenv("GIT_CHECKPOINT_SERVER", raising=False)
+
+
 @pytest.fixture
 def install(tmp_path: Path, repo: Repo) -> Iterator[Install]:
     own = Install(tmp_path / "install")
