@@ -439,8 +439,8 @@ def _fresh_streams() -> None:
 
 def preload() -> None:
     """Import the tool (every module that a command handed over may load, lazily or
-    not) and build the secret scanner (detect-secrets' detectors and their patterns):
-    the worker's start is a fork."""
+    not), build the secret scanner (detect-secrets' detectors and their patterns) and
+    load pygit2 for the workers' object reads: the worker's start is a fork."""
     import gc
     import pkgutil
     from importlib import import_module
@@ -456,6 +456,9 @@ def preload() -> None:
         _engine()
     except Exception:  # a broken detect-secrets: the command says so, not the server
         pass
+    from ..gitcore import inprocess
+
+    inprocess.enable()  # the workers read objects through libgit2, loaded here once
     # What the imports made is kept out of the collector's sight: a collection in a
     # worker would otherwise write to (and so copy) every page of the server's objects.
     gc.collect()

@@ -20,11 +20,12 @@ from pathlib import Path
 
 from ..core.errors import GitFailed
 from ..core.interrupts import held
-from .formats import TREE_MODE, canonical_mode, is_oid
+from . import inprocess
+from .formats import TREE_MODE, canonical_mode, is_oid, raw_entries
 
 TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
-    from typing import IO
+    from typing import IO, Any
 
 BATCH = ["cat-file", "--batch"]
 # What a write into an empty pipe always takes at once: one page. A request up to this
@@ -82,25 +83,6 @@ class Tree:
         return tree._by_name[name]
 
 
-def raw_entries(raw: bytes) -> list[tuple[bytes, bytes, str]]:
-    """A tree's entries as stored: (name, mode as written, hex id). Strict: an empty
-    name, a slash in one, a mode that is not digits or a truncated record is a
-    ValueError, as libgit2 refused them."""
-    entries = []
-    pos = 0
-    while pos < len(raw):
-        space = raw.index(b" ", pos)
-        nul = raw.index(b"\0", space)
-        if nul + 21 > len(raw):
-            raise ValueError("truncated tree entry")
-        mode, name = raw[pos:space], raw[space + 1 : nul]
-        if not name or b"/" in name or not mode.isdigit():
-            raise ValueError(f"malformed tree entry {name!r}")
-        entries.append((name, mode, raw[nul + 1 : nul + 21].hex()))
-        pos = nul + 21
-    return entries
-
-
 def _parse(raw: bytes) -> list[TreeEntry]:
     return [
         TreeEntry(name.decode("utf-8", "surrogateescape"), canonical_mode(int(mode, 8)), oid)
@@ -110,7 +92,8 @@ def _parse(raw: bytes) -> list[TreeEntry]:
 
 class Objects:
     """Objects by id or by `<tree>:<path>`, from one `cat-file --batch` child started on
-    first use; each object looked up by id is read once."""
+    first use; each object looked up by id is read once. In the command server's workers,
+    what libgit2 can read is read in this process (inprocess.py), the rest through git."""
 
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         self._root = root
@@ -118,6 +101,13 @@ class Objects:
         self._child: subprocess.Popen[bytes] | None = None
         self._cache: dict[str, Tree | Blob] = {}
         self._lock = threading.Lock()
+        self._odb: Any = None  # opened on first use; False: not in this process
+
+    def _here(self) -> Any:
+        """libgit2's object database of the repository, when objects may be read here."""
+        if self._odb is None:
+            self._odb = inprocess.open_odb(self._root, self._env) or False
+        return self._odb or None
 
     def __getitem__(self, oid: str) -> Tree | Blob:
         found = self._cache.get(oid)
@@ -138,6 +128,23 @@ class Objects:
         return self._read(specs, keep=False)
 
     def _read(self, specs: list[str], *, keep: bool) -> list[tuple[str, bytes] | None]:
+        odb = self._here()
+        if odb is None:
+            return self._read_git(specs, keep=keep)
+        answers: list[tuple[str, bytes] | None] = []
+        left: list[int] = []  # for git
+        for n, spec in enumerate(specs):
+            try:
+                answers.append(inprocess.read(odb, spec))
+            except inprocess.Unknown:
+                answers.append(None)
+                left.append(n)
+        from_git = self._read_git([specs[n] for n in left], keep=keep)
+        for n, answer in zip(left, from_git, strict=True):
+            answers[n] = answer
+        return answers
+
+    def _read_git(self, specs: list[str], *, keep: bool) -> list[tuple[str, bytes] | None]:
         answers: list[tuple[str, bytes] | None] = []
 
         def take(found: tuple[str, int] | None, stream: IO[bytes], line: bytes) -> None:
@@ -158,8 +165,24 @@ class Objects:
     ) -> None:
         """Each blob of `oids` handed to `sink(n, chunks)` as it arrives (never whole in
         memory), from a child of their own; GitFailed when one is missing (unless
-        `missing_ok`: skipped) or is no blob."""
-        count = iter(range(len(oids)))
+        `missing_ok`: skipped) or is no blob. Not in the order of `oids`: those read in
+        this process come first."""
+        odb = self._here()
+        numbers = list(range(len(oids)))
+        if odb is not None:
+            left = []
+            for n, oid in enumerate(oids):
+                try:
+                    found = inprocess.read(odb, oid, limit=inprocess.STREAM_MIN)
+                except inprocess.Unknown:
+                    found = None
+                if found is None or found[0] != "blob":  # git says what is wrong
+                    left.append(n)
+                    continue
+                data = found[1]
+                sink(n, (data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK)))
+            numbers = left
+        count = iter(numbers)
 
         def take(found: tuple[str, int] | None, stream: IO[bytes], line: bytes) -> None:
             n = next(count)
@@ -172,7 +195,7 @@ class Objects:
             for _ in chunks:  # whatever the sink left: the next answer follows it
                 pass
 
-        self._request([oid.encode() for oid in oids], take, keep=False)
+        self._request([oids[n].encode() for n in numbers], take, keep=False)
 
     def _request(
         self,
@@ -319,9 +342,12 @@ class _Broken(Exception):
     """The child's answers cannot be followed any further."""
 
 
+_CHUNK = 1 << 20  # what a streamed blob comes in
+
+
 def _chunks(stream: IO[bytes], size: int) -> Iterator[bytes]:
     while size > 0:
-        chunk = stream.read(min(size, 1 << 20))
+        chunk = stream.read(min(size, _CHUNK))
         if not chunk:
             raise _Broken("object cut short")
         size -= len(chunk)

@@ -209,3 +209,22 @@ def parse_status(out: bytes) -> Scan:
         elif kind == "?":
             untracked.append(rec[2:])
     return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged, modes)
+
+
+def raw_entries(raw: bytes) -> list[tuple[bytes, bytes, str]]:
+    """A tree's entries as stored: (name, mode as written, hex id). Strict: an empty
+    name, a slash in one, a mode that is not digits or a truncated record is a
+    ValueError, as libgit2 refused them."""
+    entries = []
+    pos = 0
+    while pos < len(raw):
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        if nul + 21 > len(raw):
+            raise ValueError("truncated tree entry")
+        mode, name = raw[pos:space], raw[space + 1 : nul]
+        if not name or b"/" in name or not mode.isdigit():
+            raise ValueError(f"malformed tree entry {name!r}")
+        entries.append((name, mode, raw[nul + 1 : nul + 21].hex()))
+        pos = nul + 21
+    return entries

@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..core.errors import Refused
-from ..gitcore.catfile import Tree, raw_entries
+from ..gitcore.catfile import Tree
 from ..gitcore.formats import (
     FILE_MODE,
     GITLINK_MODE,
     SYMLINK_MODE,
     TREE_MODE,
     object_id,
+    raw_entries,
 )
 from ..gitcore.pathrules import git_refuses_path
 from ..gitcore.repo import Repo

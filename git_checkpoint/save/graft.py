@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..gitcore import indexfile
-from ..gitcore.catfile import raw_entries
-from ..gitcore.formats import DELETED, GITLINK, REGULAR, SYMLINK, TREE, object_id
+from ..gitcore.formats import DELETED, GITLINK, REGULAR, SYMLINK, TREE, object_id, raw_entries
 from ..gitcore.repo import Repo, concurrently, nul_list
 
 _TYPES = {"100644": "blob", "100755": "blob", SYMLINK: "blob", GITLINK: "commit", TREE: "tree"}

@@ -18,8 +18,8 @@ from ..core.errors import GitFailed
 from ..core.records import to_the_second
 from ..core.text import printable
 from ..fast import treecache
-from ..gitcore.catfile import Objects, Tree, raw_entries
-from ..gitcore.formats import TREE, canonical_mode, object_id
+from ..gitcore.catfile import Objects, Tree
+from ..gitcore.formats import TREE, canonical_mode, object_id, raw_entries
 from ..gitcore.repo import Repo
 from ..storage.notes import derive_status, latest_results, read_events
 from ..storage.refs import Checkpoint, load_checkpoints

@@ -1,0 +1,120 @@
+"""Objects read in this process through libgit2 (pygit2), where the command server has it
+loaded: a save's handful of trees and blobs then costs no `cat-file` child to start.
+
+Only what libgit2 reads exactly as git would is read here, and anything else is left
+to git (catfile.py asks it for the rest, as before):
+- a repository whose objects git would look up otherwise: GIT_OBJECT_DIRECTORY or
+  GIT_ALTERNATE_OBJECT_DIRECTORIES set, or replacement objects (`refs/replace/`, which
+  `cat-file` honours and libgit2 does not);
+- an object libgit2 does not have (a partial clone's, which git fetches on demand), or a
+  repository it cannot open (an extension it does not know: SHA-256, reftable);
+- a blob above STREAM_MIN bytes, which git streams rather than hands over whole.
+
+`<tree>:<path>` is followed here through the raw trees with catfile's strict parser, not
+libgit2's. A command run without the server never loads pygit2 for this: ENABLED stays
+off, and every object comes from git.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .formats import is_oid, raw_entries
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    import pygit2
+
+ENABLED = False  # set by the command server once pygit2 is loaded (entry/server.py)
+OFF = "GIT_CHECKPOINT_IN_PROCESS"  # "off" in a command's environment: git reads it all
+STREAM_MIN = 4 << 20  # a blob this big is streamed by git, never held whole here
+KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
+# What points git at other objects than the repository's own.
+_ELSEWHERE = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_REPLACE_REF_BASE")
+
+Answer = tuple[str, bytes] | None  # (kind, bytes), or None: git has no such object
+
+
+class Unknown(Exception):
+    """This process cannot answer for the object: git must."""
+
+
+def open_odb(root: Path, env: dict[str, str]) -> pygit2.Odb | None:
+    """The object database of the repository at `root`, when this process may read it
+    instead of git (see the module's text); else None."""
+    if not ENABLED or any(name in env for name in _ELSEWHERE) or env.get(OFF) == "off":
+        return None
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(root))
+        common = Path(repo.path)
+        if _replaces(common):
+            return None
+        return repo.odb
+    except (pygit2.GitError, OSError, ValueError):
+        return None
+
+
+def _replaces(common: Path) -> bool:
+    """Whether the repository has replacement objects (loose or packed refs)."""
+    if (common / "refs" / "replace").is_dir():
+        return True
+    try:
+        with open(common / "packed-refs", "rb") as f:
+            return b" refs/replace/" in f.read()
+    except FileNotFoundError:
+        return False
+
+
+def read(odb: pygit2.Odb, spec: str, limit: int | None = None) -> Answer:
+    """The object `spec` names (an id, or `<tree>:<path>`): (kind, bytes), or None when
+    git would answer "missing". Unknown: git must answer (not here, too big for
+    `limit`, or a path through something other than a well-formed tree)."""
+    oid, colon, path = spec.partition(":")
+    if not is_oid(oid):
+        raise Unknown(spec)
+    if not colon or not path:
+        return _object(odb, oid, limit)
+    for name in path.encode("utf-8", "surrogateescape").split(b"/"):
+        found = _object(odb, oid, None)
+        if not name:
+            raise Unknown(spec)
+        if found is None or found[0] != "tree":
+            raise Unknown(spec)
+        try:
+            entries = {entry: oid for entry, _, oid in raw_entries(found[1])}
+        except ValueError:
+            raise Unknown(spec) from None  # git's own parser has the last word
+        if name not in entries:
+            return None
+        oid = entries[name]
+    return _object(odb, oid, limit)
+
+
+def _object(odb: pygit2.Odb, oid: str, limit: int | None) -> Answer:
+    import pygit2
+
+    try:
+        kind, size = odb.read_header(oid)
+        if limit is not None and size > limit:
+            raise Unknown(oid)
+        kind, data = odb.read(oid)[:2]
+    except (pygit2.GitError, KeyError, ValueError):
+        raise Unknown(oid) from None  # not found here need not mean not found by git
+    name = KINDS.get(int(kind))
+    if name is None:
+        raise Unknown(oid)
+    return name, bytes(data)
+
+
+def enable() -> bool:
+    """Load pygit2 and read objects through it from now on (the command server, before
+    it forks its workers); False when it cannot be loaded."""
+    global ENABLED
+    try:
+        import pygit2  # noqa: F401
+    except ImportError:
+        return False
+    ENABLED = True
+    return True

@@ -1,0 +1,136 @@
+"""gitcore/inprocess.py: in the command server's workers, objects are read through
+libgit2 in the process. Every answer must be the one `git cat-file --batch` gives: by id,
+by `<tree>:<path>` through hostile names, folders, links and submodules, for missing
+objects and paths, for blobs streamed small, empty and big; and where libgit2 would
+read otherwise than git (replacement objects, objects found through the environment),
+git answers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from git_checkpoint.gitcore import inprocess
+from git_checkpoint.gitcore.catfile import Objects
+from git_checkpoint.gitcore.spawn import child_env
+
+from ..conftest import Repo
+from ..helpers import blob
+
+NAMES = ["a b.txt", "colon:name", "ends.with.colon:", "tab\there", "uni\u00e9", "-dash", "x y"]
+BIG = 5 << 20  # above inprocess.STREAM_MIN: git streams it
+
+
+@pytest.fixture
+def in_process() -> Iterator[None]:
+    pytest.importorskip("pygit2")
+    before = inprocess.ENABLED
+    inprocess.ENABLED = True
+    yield
+    inprocess.ENABLED = before
+
+
+def answers(repo: Repo, specs: list[str], env: dict[str, str] | None = None) -> list[object]:
+    objects = Objects(repo.path, child_env(env))
+    try:
+        return list(objects.read_specs(specs))
+    finally:
+        objects.close()
+
+
+def streamed(repo: Repo, oids: list[str]) -> dict[int, bytes]:
+    objects = Objects(repo.path, child_env())
+    got: dict[int, bytes] = {}
+
+    def sink(n: int, chunks: Iterator[bytes]) -> None:
+        parts = list(chunks)
+        assert all(len(p) <= 1 << 20 for p in parts)
+        got[n] = b"".join(parts)
+
+    try:
+        objects.stream(oids, sink, missing_ok=True)
+    finally:
+        objects.close()
+    return got
+
+
+def both_ways(repo: Repo, run: object) -> tuple[object, object]:
+    assert callable(run)
+    inprocess.ENABLED = False
+    from_git = run()
+    inprocess.ENABLED = True
+    return from_git, run()
+
+
+def rich_repo(repo: Repo) -> dict[str, str]:
+    for n, name in enumerate(NAMES):
+        repo.write(f"dir/{name}", f"tracked {n}\n")
+    repo.write("dir/deep/er/leaf.txt", "leaf\n")
+    repo.write("empty", b"")
+    repo.write("big.bin", os.urandom(BIG))
+    os.symlink("dir/deep", repo.path / "link")
+    repo.git("add", "-A")
+    head = repo.git("rev-parse", "HEAD").strip()
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{head},module")
+    repo.git("commit", "-q", "-m", "rich")
+    return {
+        "commit": repo.git("rev-parse", "HEAD").strip(),
+        "tree": repo.git("rev-parse", "HEAD^{tree}").strip(),
+    }
+
+
+def test_every_answer_is_the_one_git_gives(repo: Repo, in_process: None) -> None:
+    ids = rich_repo(repo)
+    tree = ids["tree"]
+    paths = [f"dir/{n}" for n in NAMES] + ["dir", "dir/deep", "dir/deep/er", "dir/deep/er/leaf.txt"]
+    paths += ["empty", "big.bin", "link", "module", "README.md", "src/app.py"]
+    paths += ["nothing", "dir/nothing", "empty/under", "link/er", "module/x", "dir/deep/"]
+    specs = [ids["commit"], tree, "0" * 40, "HEAD", *(f"{tree}:{p}" for p in paths)]
+    from_git, here = both_ways(repo, lambda: answers(repo, specs))
+    assert here == from_git
+    found = dict(zip(specs, here, strict=True))  # (and the answers are what they seem)
+    assert found[f"{tree}:dir/deep/er/leaf.txt"] == ("blob", b"leaf\n")
+    assert found[f"{tree}:dir/nothing"] is None and found["0" * 40] is None
+
+
+def test_blobs_streamed_are_the_ones_git_streams(repo: Repo, in_process: None) -> None:
+    rich_repo(repo)
+    listing = repo.git("ls-tree", "-r", "-z", "HEAD").split("\0")
+    oids = [row.split()[2] for row in listing if row and row.split()[1] == "blob"]
+    oids += ["0" * 40, oids[0]]  # a missing one (skipped), one twice
+    from_git, here = both_ways(repo, lambda: streamed(repo, oids))
+    assert here == from_git
+    assert any(len(data) == BIG for data in from_git.values())  # type: ignore[attr-defined]
+
+
+def test_replacement_objects_are_read_as_git_reads_them(repo: Repo, in_process: None) -> None:
+    old, new = blob(repo, b"before\n"), blob(repo, b"after\n")
+    repo.git("replace", old, new)
+    assert inprocess.open_odb(repo.path, child_env()) is None
+    assert answers(repo, [old]) == [("blob", b"after\n")]
+    repo.git("pack-refs", "--all")  # the replacement named in packed-refs only
+    shutil.rmtree(repo.path / ".git/refs/replace", ignore_errors=True)
+    assert "refs/replace/" in (repo.path / ".git/packed-refs").read_text()
+    assert inprocess.open_odb(repo.path, child_env()) is None
+    assert answers(repo, [old]) == [("blob", b"after\n")]
+
+
+def test_objects_found_through_the_environment_are_read_by_git(
+    repo: Repo, tmp_path: Path, in_process: None
+) -> None:
+    elsewhere = tmp_path / "elsewhere.git"
+    repo.git("init", "-q", "--bare", str(elsewhere))
+    oid = Repo(elsewhere).git("hash-object", "-w", "--stdin", input=b"only there\n").strip()
+    env = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(elsewhere / "objects")}
+    assert inprocess.open_odb(repo.path, child_env(env)) is None
+    assert answers(repo, [oid], env) == [("blob", b"only there\n")]
+    assert answers(repo, [oid]) == [None]
+
+
+def test_a_command_can_leave_every_read_to_git(repo: Repo, in_process: None) -> None:
+    assert inprocess.open_odb(repo.path, child_env()) is not None
+    assert inprocess.open_odb(repo.path, child_env({inprocess.OFF: "off"})) is None
