@@ -8,7 +8,7 @@ from ..restore.limit import clean_paths
 from ..restore.report import RestoreReport
 from ..restore.run import continue_restore, restore_to
 from ..storage import oplog
-from ..storage.refs import resolve, task_checkpoints
+from ..storage.refs import TaskListing, resolve
 from ..storage.sessions import turn_before
 from .context import Context
 
@@ -41,11 +41,11 @@ def run(
                 raise UsageError("--continue takes no paths")
             report = continue_restore(repo, ctx.config, task)
         else:
-            listed = task_checkpoints(repo, task)  # once, for the name and the safety save
+            listing = TaskListing(repo, task)  # once, for the name and the safety save
             if before_turn is not None:
                 turn = turn_before(repo, before_turn, session)
                 name = turn.ref if repo.resolve_ref(turn.ref) == turn.commit else turn.commit
-            target = resolve(repo, name or "@", task, listed)
+            target = resolve(repo, name or "@", task, listing)
             report = restore_to(
                 repo,
                 ctx.config,
@@ -54,7 +54,7 @@ def run(
                 dry_run=dry_run,
                 move_head=move_head,
                 keep_head=keep_head,
-                listed=listed,
+                listed=listing.recent(),
                 prescan=ctx.prescan,
                 paths=clean_paths(paths) if paths else (),
             )

@@ -31,7 +31,7 @@ from ..gitcore.repo import Repo, concurrently
 from ..storage import oplog, tasks
 from ..storage.commits import MESSAGE_MAX, NOTE_MAX, Labels, StoreOutcome, store_checkpoint
 from ..storage.lock import lock_path, locked
-from ..storage.refs import Checkpoint, current_task, task_checkpoints
+from ..storage.refs import Checkpoint, current_task, recent_checkpoints
 from . import keep
 from .capture import Snapshot, capture_workspace, start_listing
 from .overlay import SECRET_NAME, LeftOut, Overlay, refusal
@@ -331,16 +331,17 @@ def _capture(
     found: Found | None,
 ) -> tuple[Snapshot, list[Checkpoint]]:
     """The workspace as a snapshot (built on the quick check's scan when it holds), and
-    the task's checkpoints, listed beside the capture."""
+    the task's latest checkpoints (recent_checkpoints: what the store and the secret
+    scan compare with), listed beside the capture."""
     if found is not None and found.saved["task"] == task:
         from .quickbuild import build_on
 
         snapshot = build_on(repo, config, found)
         if snapshot is not None:
-            return snapshot, task_checkpoints(repo, task)
+            return snapshot, recent_checkpoints(repo, task)
     listing = start_listing(repo, config)  # beside the listing of the task
     try:
-        existing = task_checkpoints(repo, task)
+        existing = recent_checkpoints(repo, task)
         snapshot = capture_workspace(repo, config, keep=True, listing=listing, prescan=prescan)
     finally:
         if listing is not None:

@@ -24,7 +24,7 @@ from ..fast import quickstate
 from ..gitcore.repo import Repo, nul_list
 from . import oplog
 from .manifest import MANIFEST_MAX_BYTES, build_manifest, repo_slug
-from .refs import REF_ROOT, Checkpoint, summary_message, task_checkpoints
+from .refs import REF_ROOT, Checkpoint, recent_checkpoints, summary_message
 
 TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
@@ -306,7 +306,8 @@ def store_checkpoint(
     """Store `snapshot` as the task's next checkpoint (the caller holds the lock), or,
     with `dedupe`, name the latest one when it holds the same state. `before_ref(commit,
     name)` runs once the commit exists, before its ref does. `existing`: the task's
-    checkpoints, when the caller has just listed them.
+    checkpoints from its latest normal one on (refs.recent_checkpoints; the whole list
+    does too), when the caller has just listed them.
     """
     if not repo.sha1():
         raise Refused(
@@ -314,7 +315,7 @@ def store_checkpoint(
             "which git-checkpoint does not support yet: nothing saved"
         )
     if existing is None:
-        existing = task_checkpoints(repo, task)
+        existing = recent_checkpoints(repo, task)
     labels, cut = labels.fitted()
     normal = [c for c in existing if not c.is_safety]
     if dedupe and normal and same_state(repo, snapshot, normal[-1]):

@@ -257,6 +257,90 @@ def task_checkpoints(repo: Repo, task: str) -> list[Checkpoint]:
     return [c for c in load_checkpoints(repo, f"{REF_ROOT}{task}/") if c.task == task]
 
 
+def recent_checkpoints(repo: Repo, task: str) -> list[Checkpoint]:
+    """The end of `task_checkpoints(repo, task)` that a save needs (TaskListing.recent)."""
+    return TaskListing(repo, task).recent()
+
+
+class TaskListing:
+    """A task's checkpoints as a save or a restore reads them, at the cost of what they
+    use, not of the task's history: the names and commit ids of all (one for-each-ref
+    that reads no object), and the commits only of those asked for, from the newest
+    down, a few at a time. What it gives is what task_checkpoints gives, parsed the
+    same."""
+
+    def __init__(self, repo: Repo, task: str) -> None:
+        self._repo = repo
+        out = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", f"{REF_ROOT}{task}/")
+        named: list[tuple[int, str, str]] = []  # number, ref, commit
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            ref, _, oid = line.partition("\0")
+            parsed = split_ref(ref)
+            if parsed is not None and parsed[0] == task:
+                named.append((int(parsed[1][3:]), ref, oid))
+        named.sort()
+        self._unread = named  # oldest first; the newest are read first
+        self._read: list[Checkpoint] = []  # newest first, what is a checkpoint of those read
+        self._ids = {ref.rpartition("/")[2]: (ref, oid) for _, ref, oid in named}
+
+    def _more(self) -> bool:
+        """Read the next few commits down; False when all are read."""
+        if not self._unread:
+            return False
+        batch = max(2, 4 * len(self._read))  # usually the newest, or a safety and the one before
+        chunk, self._unread = self._unread[-batch:], self._unread[:-batch]
+        found = self._repo.objects.read_specs([oid for _, _, oid in chunk])
+        for (_, ref, oid), answer in zip(reversed(chunk), reversed(found), strict=True):
+            cp = _from_commit(ref, oid, answer)
+            if cp is not None:  # else not a checkpoint (task_checkpoints leaves it out too)
+                self._read.append(cp)
+        return True
+
+    def recent(self) -> list[Checkpoint]:
+        """Oldest first: the latest checkpoint that is no safety checkpoint and every one
+        after it (the state a save compares with, and the highest id taken); all of
+        them when none is such."""
+        while not any(not c.is_safety for c in self._read) and self._more():
+            pass
+        normal = [n for n, c in enumerate(self._read) if not c.is_safety]
+        return self._read[: normal[0] + 1][::-1] if normal else self._read[::-1]
+
+    def normal_back(self, back: int) -> Checkpoint | None:
+        """The checkpoint `back` before the latest one that is no safety checkpoint (0:
+        that one); None when there are not that many."""
+        while True:
+            normal = [c for c in self._read if not c.is_safety]
+            if back < len(normal):
+                return normal[back]
+            if not self._more():
+                return None
+
+    def by_id(self, cp_id: str) -> Checkpoint | None:
+        """The task's checkpoint `cp_id` (its commit alone read); None when there is
+        none or its ref names no checkpoint."""
+        found = self._ids.get(cp_id)
+        if found is None:
+            return None
+        ref, oid = found
+        return _from_commit(ref, oid, self._repo.objects.read_specs([oid])[0])
+
+
+def _from_commit(ref: str, oid: str, answer: tuple[str, bytes] | None) -> Checkpoint | None:
+    """The checkpoint `ref` names, from its commit's raw bytes (as for-each-ref's
+    %(tree), %(parent) and %(contents) give them to load_checkpoints)."""
+    parsed = split_ref(ref)
+    if answer is None or answer[0] != "commit" or parsed is None:
+        return None
+    header, _, body = answer[1].partition(b"\n\n")
+    lines = header.split(b"\n")
+    if not lines[0].startswith(b"tree "):
+        return None
+    parents = [line[7:].decode("ascii", "replace") for line in lines[1:] if line[:7] == b"parent "]
+    message = body.decode("utf-8", "surrogateescape")
+    tree = lines[0][5:].decode("ascii", "replace")
+    return _checkpoint_from(ref, parsed, oid, tree, parents, message=message)
+
+
 def history(repo: Repo, task: str) -> list[Checkpoint]:
     """The task's own checkpoints, oldest first: safety checkpoints are restore's
     bookkeeping, never "the latest".
@@ -278,12 +362,20 @@ def _trusted(cp: Checkpoint) -> Checkpoint:
     return cp
 
 
-def resolve(repo: Repo, name: str, task: str, listed: list[Checkpoint] | None = None) -> Checkpoint:
+def resolve(
+    repo: Repo, name: str, task: str, listed: list[Checkpoint] | TaskListing | None = None
+) -> Checkpoint:
     """A checkpoint by any of the names design.md §7 allows. `listed`: the task's
-    checkpoints, when the caller has listed them already."""
+    checkpoints, when the caller has listed them already (or a listing of the task)."""
     at = re.fullmatch(r"@(?:~(\d+))?", name)
     if at or ID.match(name):  # task-local names: read only the task's refs
-        mine = task_checkpoints(repo, task) if listed is None else listed
+        if not isinstance(listed, list):  # and of those only the commits the name needs
+            listing = TaskListing(repo, task) if listed is None else listed
+            back = int(at.group(1) or 0) if at else 0
+            hit = listing.normal_back(back) if at else listing.by_id(name)
+            if hit is not None:
+                return _trusted(hit)
+        mine = listed if isinstance(listed, list) else task_checkpoints(repo, task)
         if at:
             back = int(at.group(1) or 0)
             normal = [c for c in mine if not c.is_safety]
