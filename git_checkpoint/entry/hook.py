@@ -26,6 +26,7 @@ if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
 from ..core import preload
 from ..core.interrupts import interrupt_once
 from ..core.text import one_line
+from ..core.threads import share_the_interpreter
 from ..fast import hook, turns
 from ..gitcore.locate import Paths, find_repo
 from . import relay
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if _signal.getsignal(_signal.SIGINT) is _signal.SIG_DFL:  # set on import
             interrupt_once()
+        share_the_interpreter()
         if argv is None:
             how = relay.forward("hook", args)
             if how is not None:

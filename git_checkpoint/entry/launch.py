@@ -33,6 +33,7 @@ if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
     _signal.signal(_signal.SIGINT, interrupted_early)
 
 from ..core.interrupts import interrupt_once
+from ..core.threads import share_the_interpreter
 from ..fast.prescan import Prescan, start
 from . import relay
 from .cmdline import CommandLine
@@ -43,6 +44,7 @@ def main() -> None:
     prescan: Prescan | None = None
     try:
         interrupt_once()
+        share_the_interpreter()
         if cmdline.relayed:
             how = relay.forward("cli", cmdline.words)
             if how is not None:
