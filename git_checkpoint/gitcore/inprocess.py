@@ -48,12 +48,21 @@ def open_odb(root: Path, env: dict[str, str]) -> pygit2.Odb | None:
 
     try:
         repo = pygit2.Repository(str(root))
-        common = Path(repo.path)
-        if _replaces(common):
+        if _replaces(_common_dir(Path(repo.path))):
             return None
         return repo.odb
     except (pygit2.GitError, OSError, ValueError):
         return None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    """Where the refs of all worktrees are: a linked worktree's git dir names it in its
+    `commondir` file (relative to itself)."""
+    try:
+        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return git_dir
+    return git_dir / named if named else git_dir
 
 
 def _replaces(common: Path) -> bool:
@@ -76,20 +85,45 @@ def read(odb: pygit2.Odb, spec: str, limit: int | None = None) -> Answer:
         raise Unknown(spec)
     if not colon or not path:
         return _object(odb, oid, limit)
+    folder = True  # the first name is looked up in the tree the spec names
     for name in path.encode("utf-8", "surrogateescape").split(b"/"):
-        found = _object(odb, oid, None)
         if not name:
             raise Unknown(spec)
+        if not folder:
+            return None  # git goes down only through an entry whose mode is a folder's
+        found = _object(odb, oid, None)
         if found is None or found[0] != "tree":
             raise Unknown(spec)
-        try:
-            entries = {entry: oid for entry, _, oid in raw_entries(found[1])}
-        except ValueError:
-            raise Unknown(spec) from None  # git's own parser has the last word
-        if name not in entries:
+        entry = _entry(found[1], name)
+        if entry is None:
             return None
-        oid = entries[name]
+        mode, oid = entry
+        folder = _is_folder(mode)
     return _object(odb, oid, limit)
+
+
+def _is_folder(mode: bytes) -> bool:
+    return int(mode, 8) & 0o170000 == 0o040000
+
+
+def _entry(raw: bytes, name: bytes) -> tuple[bytes, str] | None:
+    """`name`'s (mode, id) in a tree, as git finds it; Unknown for a tree that is not
+    in git's order or names an entry twice, where git's lookup (which stops at the
+    first name that sorts after the one it wants) and a plain search part."""
+    try:
+        entries = raw_entries(raw)
+    except ValueError:
+        raise Unknown(name) from None  # git's own parser has the last word
+    last = b""
+    found = None
+    for entry, mode, oid in entries:
+        key = entry + b"/" if _is_folder(mode) else entry
+        if key <= last:
+            raise Unknown(name)
+        last = key
+        if entry == name:
+            found = mode, oid
+    return found
 
 
 def _object(odb: pygit2.Odb, oid: str, limit: int | None) -> Answer:

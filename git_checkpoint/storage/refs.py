@@ -271,17 +271,21 @@ class TaskListing:
 
     def __init__(self, repo: Repo, task: str) -> None:
         self._repo = repo
+        self._read: list[Checkpoint] = []  # newest first, what is a checkpoint of those read
+        self._unread: list[tuple[int, str, str]] = []  # number, ref, commit; oldest first
+        self._ids: dict[str, tuple[str, str]] = {}  # id -> ref, commit
+        if any((repo.common_dir / p).exists() for p in ("shallow", "info/grafts")):
+            # Parents other than those a commit names: as for-each-ref reads them.
+            self._read = task_checkpoints(repo, task)[::-1]
+            return
         out = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", f"{REF_ROOT}{task}/")
-        named: list[tuple[int, str, str]] = []  # number, ref, commit
         for line in out.decode("utf-8", "surrogateescape").splitlines():
             ref, _, oid = line.partition("\0")
             parsed = split_ref(ref)
             if parsed is not None and parsed[0] == task:
-                named.append((int(parsed[1][3:]), ref, oid))
-        named.sort()
-        self._unread = named  # oldest first; the newest are read first
-        self._read: list[Checkpoint] = []  # newest first, what is a checkpoint of those read
-        self._ids = {ref.rpartition("/")[2]: (ref, oid) for _, ref, oid in named}
+                self._unread.append((int(parsed[1][3:]), ref, oid))
+                self._ids[parsed[1]] = ref, oid
+        self._unread.sort()
 
     def _more(self) -> bool:
         """Read the next few commits down; False when all are read."""
@@ -320,7 +324,7 @@ class TaskListing:
         none or its ref names no checkpoint."""
         found = self._ids.get(cp_id)
         if found is None:
-            return None
+            return next((c for c in self._read if c.id == cp_id and not self._unread), None)
         ref, oid = found
         return _from_commit(ref, oid, self._repo.objects.read_specs([oid])[0])
 
@@ -335,7 +339,11 @@ def _from_commit(ref: str, oid: str, answer: tuple[str, bytes] | None) -> Checkp
     lines = header.split(b"\n")
     if not lines[0].startswith(b"tree "):
         return None
-    parents = [line[7:].decode("ascii", "replace") for line in lines[1:] if line[:7] == b"parent "]
+    parents = []  # as git parses a commit: the parent lines right after the tree's
+    for line in lines[1:]:
+        if line[:7] != b"parent ":
+            break
+        parents.append(line[7:].decode("ascii", "replace"))
     message = body.decode("utf-8", "surrogateescape")
     tree = lines[0][5:].decode("ascii", "replace")
     return _checkpoint_from(ref, parsed, oid, tree, parents, message=message)

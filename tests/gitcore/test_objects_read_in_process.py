@@ -134,3 +134,42 @@ def test_objects_found_through_the_environment_are_read_by_git(
 def test_a_command_can_leave_every_read_to_git(repo: Repo, in_process: None) -> None:
     assert inprocess.open_odb(repo.path, child_env()) is not None
     assert inprocess.open_odb(repo.path, child_env({inprocess.OFF: "off"})) is None
+
+
+def test_replacements_are_seen_from_a_linked_worktree(
+    repo: Repo, tmp_path: Path, in_process: None
+) -> None:
+    old, new = blob(repo, b"before\n"), blob(repo, b"after\n")
+    repo.git("replace", old, new)
+    worktree = Repo(tmp_path / "linked")
+    repo.git("worktree", "add", "-q", str(worktree.path))
+    assert inprocess.open_odb(worktree.path, child_env()) is None
+    assert answers(worktree, [old]) == [("blob", b"after\n")]
+
+
+def raw_tree(repo: Repo, rows: list[tuple[str, str, str]]) -> str:
+    """A tree written as given (mode, name, id), in that order, duplicates and all."""
+    body = b"".join(
+        f"{mode} {name}".encode() + b"\0" + bytes.fromhex(oid) for mode, name, oid in rows
+    )
+    return repo.git("hash-object", "-t", "tree", "--literally", "-w", "--stdin", input=body).strip()
+
+
+def test_a_path_through_an_odd_tree_is_looked_up_as_git_looks_it_up(
+    repo: Repo, in_process: None
+) -> None:
+    """Out of git's order, a name twice, a folder's tree under a file's mode: git's
+    lookup stops at the first name sorting after the one it wants, takes the first of
+    two, and goes down only through a folder's mode."""
+    x, y = blob(repo, b"x\n"), blob(repo, b"y\n")
+    inner = raw_tree(repo, [("100644", "x", x), ("100644", "y", y)])
+    other = raw_tree(repo, [("100644", "z", x)])
+    trees = [
+        raw_tree(repo, [("40000", "b", other), ("40000", "a", inner)]),  # b before a
+        raw_tree(repo, [("40000", "a", inner), ("40000", "a", other)]),  # a twice
+        raw_tree(repo, [("100644", "a", inner)]),  # a tree under a file's mode
+        raw_tree(repo, [("040000", "a", inner)]),  # a folder's mode, zero-padded
+    ]
+    specs = [f"{t}:{p}" for t in trees for p in ("a", "a/x", "a/y", "a/z", "b", "b/z")]
+    from_git, here = both_ways(repo, lambda: answers(repo, specs))
+    assert here == from_git

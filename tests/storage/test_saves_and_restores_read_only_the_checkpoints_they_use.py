@@ -133,3 +133,24 @@ def test_every_task_local_name_resolves_as_the_whole_listing_resolves_it(
         assert resolved(repo, name, None) == whole_list, name
     assert resolved(repo, "@~1", None) == resolved(repo, "cp_004", None)
     assert "no checkpoint @~9 in task 'main' (5 checkpoints)" in str(resolved(repo, "@~9", None))
+
+
+def test_parents_are_those_git_reads(repo: Repo, reading: None) -> None:
+    """Parent lines past the author's are no parents to git, and a shallow repository's
+    boundary commits have none: such checkpoints are none to a save, a restore and a
+    listing alike."""
+    saves(repo, 3)
+    raw = repo.git("cat-file", "commit", "refs/checkpoints/main/cp_002")
+    header, _, message = raw.partition("\n\n")
+    lines = header.split("\n")
+    parents = [x for x in lines if x.startswith("parent ")]
+    late = [lines[0], *(x for x in lines[1:] if x not in parents), *parents]
+    crafted = ("\n".join(late) + "\n\n" + message).encode()
+    moved = repo.git("hash-object", "-t", "commit", "-w", "--stdin", input=crafted).strip()
+    repo.git("update-ref", "refs/checkpoints/main/cp_004", moved)
+    assert [c.id for c in same_end(repo)] == ["cp_003"]
+    assert resolved(repo, "cp_004", None) == resolved(repo, "cp_004", lambda r: [])
+    shallow = repo.git("rev-parse", "refs/checkpoints/main/cp_003").strip()
+    (repo.path / ".git/shallow").write_text(shallow + "\n")
+    assert [c.id for c in same_end(repo)] == ["cp_002"]
+    assert resolved(repo, "@", None) == resolved(repo, "cp_002", None)
