@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .formats import is_oid, raw_entries
+from .formats import TREE_MODE, canonical_mode, is_oid, raw_entries
+from .locate import find_repo
 
 TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
@@ -46,23 +47,13 @@ def open_odb(root: Path, env: dict[str, str]) -> pygit2.Odb | None:
         return None
     import pygit2
 
+    paths = find_repo(str(root), whatever_env=True)  # (git's children run from `root`)
+    if paths is None or _replaces(Path(paths.common_dir)):
+        return None
     try:
-        repo = pygit2.Repository(str(root))
-        if _replaces(_common_dir(Path(repo.path))):
-            return None
-        return repo.odb
+        return pygit2.Repository(str(root)).odb
     except (pygit2.GitError, OSError, ValueError):
         return None
-
-
-def _common_dir(git_dir: Path) -> Path:
-    """Where the refs of all worktrees are: a linked worktree's git dir names it in its
-    `commondir` file (relative to itself)."""
-    try:
-        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return git_dir
-    return git_dir / named if named else git_dir
 
 
 def _replaces(common: Path) -> bool:
@@ -103,7 +94,7 @@ def read(odb: pygit2.Odb, spec: str, limit: int | None = None) -> Answer:
 
 
 def _is_folder(mode: bytes) -> bool:
-    return int(mode, 8) & 0o170000 == 0o040000
+    return canonical_mode(int(mode, 8)) == TREE_MODE
 
 
 def _entry(raw: bytes, name: bytes) -> tuple[bytes, str] | None:

@@ -320,12 +320,12 @@ class TaskListing:
                 return None
 
     def by_id(self, cp_id: str) -> Checkpoint | None:
-        """The task's checkpoint `cp_id` (its commit alone read); None when there is
-        none or its ref names no checkpoint."""
-        found = self._ids.get(cp_id)
-        if found is None:
-            return next((c for c in self._read if c.id == cp_id and not self._unread), None)
-        ref, oid = found
+        """The task's checkpoint `cp_id` (its commit alone read, unless it is read
+        already); None when there is none or its ref names no checkpoint."""
+        read = next((c for c in self._read if c.id == cp_id), None)
+        if read is not None or cp_id not in self._ids:
+            return read
+        ref, oid = self._ids[cp_id]
         return _from_commit(ref, oid, self._repo.objects.read_specs([oid])[0])
 
 
