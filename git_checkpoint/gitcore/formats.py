@@ -5,6 +5,8 @@ modes. Standard library only: the hook path and the launcher's early scan use it
 
 from __future__ import annotations
 
+import re
+
 try:  # CPython's own SHA-1: hashlib would start OpenSSL on the hook path
     from _sha1 import sha1 as sha1  # type: ignore[import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - another Python
@@ -211,12 +213,27 @@ def parse_status(out: bytes) -> Scan:
     return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged, modes)
 
 
+# One tree entry: mode digits, a space, a name (no slash, not empty), a NUL, the id.
+_TREE_ENTRY = re.compile(rb"([0-9]+) ([^\0/]+)\0(.{20})", re.DOTALL)
+
+
 def raw_entries(raw: bytes) -> list[tuple[bytes, bytes, str]]:
     """A tree's entries as stored: (name, mode as written, hex id). Strict: an empty
     name, a slash in one, a mode that is not digits or a truncated record is a
     ValueError, as libgit2 refused them."""
     entries = []
     pos = 0
+    for found in _TREE_ENTRY.finditer(raw):  # the common case, at C speed
+        if found.start() != pos:
+            break
+        entries.append((found[2], found[1], found[3].hex()))
+        pos = found.end()
+    return entries if pos == len(raw) else entries + strict_entries(raw, pos)
+
+
+def strict_entries(raw: bytes, pos: int = 0) -> list[tuple[bytes, bytes, str]]:
+    """raw_entries from `pos` on, one entry at a time, naming what is wrong."""
+    entries = []
     while pos < len(raw):
         space = raw.index(b" ", pos)
         nul = raw.index(b"\0", space)

@@ -148,14 +148,14 @@ def _stage_files(repo: Repo, writes: list[Write], out: Stage) -> None:
     unfiltered object)."""
     if not writes:
         return
-    listing = b"".join(
-        f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in writes
-    )
     with repo.temp_index() as env:
-        repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
         if not _converted(repo, writes, env):
             _stream_raw(repo, writes, out)
             return
+        listing = b"".join(
+            f"{w.mode:o} {w.oid}\t".encode() + os.fsencode(w.path) + b"\0" for w in writes
+        )
+        repo.git("update-index", "-z", "--index-info", stdin=listing, env=env)
         tree = Path(_at(out, writes[0].path)).parent / "tree"
         repo.git("checkout-index", f"--prefix={tree}/", "-f", "-a", env=env)
     for write in writes:
@@ -168,7 +168,8 @@ CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
 def _converted(repo: Repo, writes: list[Write], env: dict[str, str]) -> bool:
     """Whether a checkout would change any of these files' bytes: core.autocrlf, or an
     attribute that converts (read as checkout-index reads them, from an index that holds
-    only these entries, then the work tree). A rule file among them: assume so."""
+    only these entries, then the work tree). A rule file among them: assume so; else
+    such an index holds no rules, and `env`'s empty one reads the same."""
     if any(is_attributes(w.path) for w in writes):
         return True
     if repo.autocrlf() not in ("", "false", "input", "no", "off", "0"):
