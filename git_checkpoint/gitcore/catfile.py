@@ -109,6 +109,16 @@ class Objects:
             self._odb = inprocess.open_odb(self._root, self._env) or False
         return self._odb or None
 
+    def tree_changes(self, old: str, new: str) -> dict[str, inprocess.Change] | None:
+        """inprocess.tree_changes, where objects are read in this process; None: ask git."""
+        odb = self._here()
+        if odb is None:
+            return None
+        try:
+            return inprocess.tree_changes(odb, old, new)
+        except (inprocess.Unknown, RecursionError):  # (folders nested deeper than Python goes)
+            return None
+
     def __getitem__(self, oid: str) -> Tree | Blob:
         found = self._cache.get(oid)
         if found is None:

@@ -133,6 +133,68 @@ def _object(odb: pygit2.Odb, oid: str, limit: int | None) -> Answer:
     return name, bytes(data)
 
 
+Entry = tuple[int, str]  # (canonical mode, id)
+Change = tuple[Entry | None, Entry | None]  # a path's entry in two trees (None: no file)
+
+
+def tree_changes(odb: pygit2.Odb, old: str, new: str) -> dict[str, Change]:
+    """The paths `git diff-tree -r --raw` names between two trees, with their entry on
+    each side: equal subtrees skipped, a folder on one side and a file on the other
+    given as the file and every file below the folder. Unknown for a tree that is not
+    in git's order, names an entry twice or cannot be read here: git answers."""
+    changes: dict[str, Change] = {}
+    _walk(odb, old, new, "", changes)
+    return changes
+
+
+def _walk(
+    odb: pygit2.Odb, old: str | None, new: str | None, prefix: str, out: dict[str, Change]
+) -> None:
+    before, after = _sorted_entries(odb, old), _sorted_entries(odb, new)
+    for name in before.keys() | after.keys():
+        was, now = before.get(name), after.get(name)
+        if was == now:
+            continue
+        path = prefix + name.decode("utf-8", "surrogateescape")
+        was_folder = was is not None and was[0] == TREE_MODE
+        now_folder = now is not None and now[0] == TREE_MODE
+        if was_folder or now_folder:
+            _walk(
+                odb,
+                was[1] if was and was_folder else None,
+                now[1] if now and now_folder else None,
+                f"{path}/",
+                out,
+            )
+        file_was = None if was_folder else was
+        file_now = None if now_folder else now
+        if file_was != file_now:
+            out[path] = (file_was, file_now)
+
+
+def _sorted_entries(odb: pygit2.Odb, tree: str | None) -> dict[bytes, Entry]:
+    """A tree's entries by name, canonical modes; Unknown unless in git's strict order."""
+    if tree is None:
+        return {}
+    found = _object(odb, tree, None)
+    if found is None or found[0] != "tree":
+        raise Unknown(tree)
+    try:
+        raw = raw_entries(found[1])
+    except ValueError:
+        raise Unknown(tree) from None
+    entries: dict[bytes, Entry] = {}
+    last = b""
+    for name, mode, oid in raw:
+        canonical = canonical_mode(int(mode, 8))
+        key = name + b"/" if canonical == TREE_MODE else name
+        if key <= last:
+            raise Unknown(tree)
+        last = key
+        entries[name] = (canonical, oid)
+    return entries
+
+
 def enable() -> bool:
     """Load pygit2 and read objects through it from now on (the command server, before
     it forks its workers); False when it cannot be loaded."""

@@ -125,11 +125,15 @@ Change = tuple[Entry | None, Entry | None]  # a path's entry in two trees (None:
 
 
 def _changes(repo: Repo, old: str, new: str) -> dict[str, Change]:
-    """Paths whose entry differs between two trees, with both entries (git skips equal
-    subtrees: the cost follows the difference, where libgit2's tree diff walks every
+    """Paths whose entry differs between two trees, with both entries: read in this
+    process where objects are (inprocess.tree_changes), else by git. Both skip equal
+    subtrees, so the cost follows the difference (libgit2's tree diff walks every
     entry)."""
     if old == new:
         return {}
+    here = repo.objects.tree_changes(old, new)
+    if here is not None:
+        return here
     argv = ["diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--raw"]
     out = repo.git(*argv, old, new, env=repo.no_index())
     fields = out.decode("utf-8", "surrogateescape").split("\0")

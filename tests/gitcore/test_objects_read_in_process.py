@@ -12,8 +12,6 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from git_checkpoint.gitcore import inprocess
 from git_checkpoint.gitcore.catfile import Objects
 from git_checkpoint.gitcore.spawn import child_env
@@ -23,15 +21,6 @@ from ..helpers import blob
 
 NAMES = ["a b.txt", "colon:name", "ends.with.colon:", "tab\there", "uni\u00e9", "-dash", "x y"]
 BIG = 5 << 20  # above inprocess.STREAM_MIN: git streams it
-
-
-@pytest.fixture
-def in_process() -> Iterator[None]:
-    pytest.importorskip("pygit2")
-    before = inprocess.ENABLED
-    inprocess.ENABLED = True
-    yield
-    inprocess.ENABLED = before
 
 
 def answers(repo: Repo, specs: list[str], env: dict[str, str] | None = None) -> list[object]:
