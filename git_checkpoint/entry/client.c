@@ -263,8 +263,12 @@ int main(int argc, char **argv)
         if (early & (1 << relayed_signals[i]))
             (relayed_signals[i] == SIGTSTP ? stop : forward)(relayed_signals[i]);
     if (answer(sock, &letter, &number)) {
-        fputs("git-checkpoint: the command server went away\n", stderr);
-        return 255;
+        /* The worker ended with no word: killed with its server. End as the same
+           command would, killed in its own process. */
+        fputs("git-checkpoint: killed with the command server before it finished; "
+              "`git checkpoint status` says where the workspace stands\n", stderr);
+        kill(getpid(), SIGKILL);
+        return 128 + SIGKILL;
     }
     if (letter == 'S') {
         signal((int)number, SIG_DFL);

@@ -61,6 +61,12 @@ def forward(role: str, args: list[str]) -> int | None:
         conn.close()
 
 
+GONE = (
+    "git-checkpoint: killed with the command server before it finished; "
+    "`git checkpoint status` says where the workspace stands\n"
+)
+
+
 def _connect(ident: str) -> _Socket | None:
     import _socket
 
@@ -99,9 +105,9 @@ def _converse(conn: _Socket, role: str, args: list[str], ident: str) -> int | No
         status = _read(conn, 5)
     finally:
         relayed.restore()
-    if status is None:
-        sys.stderr.write("git-checkpoint: the command server went away\n")
-        return 255
+    if status is None:  # the worker ended with no word: killed with its server
+        sys.stderr.write(GONE)
+        return -9  # as the same command would end, killed in its own process
     number = int.from_bytes(status[1:], "big")
     return -number if status[:1] == b"S" else number
 
