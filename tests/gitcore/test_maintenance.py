@@ -450,7 +450,11 @@ def _settle(repo: Repo) -> None:
 
     git_dir = repo.path / ".git"
     for _ in range(100):
-        if not list(git_dir.rglob("*.lock")) and not (git_dir / "gc.pid").exists():
+        try:
+            locks = list(git_dir.rglob("*.lock"))
+        except FileNotFoundError:  # a folder a gc pruned while it was walked: not settled
+            locks = [git_dir]
+        if not locks and not (git_dir / "gc.pid").exists():
             return
         time.sleep(0.1)
 
