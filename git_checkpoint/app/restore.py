@@ -57,6 +57,7 @@ def run(
                 listed=listing.recent(),
                 prescan=ctx.prescan,
                 paths=clean_paths(paths) if paths else (),
+                keep_untracked=ctx.config_problem is not None,
             )
         if not report.dry_run:
             oplog.log_event(

@@ -12,6 +12,7 @@ submodule is refused (restoring it would remove that, outside the paths).
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Iterable
 
@@ -73,6 +74,26 @@ def _in_the_way(odb: Any, trees: Iterable[str | None], paths: Iterable[str]) -> 
     return "", ""
 
 
+def _not_there(repo: Repo, current: Snapshot, target: Checkpoint, path: str) -> str:
+    """Why `path` has nothing to restore: in neither the checkpoint nor what the
+    workspace's checkpoints hold, saying which the workspace's file is when it has one."""
+    for item in current.left_out:
+        if path == item.path.rstrip("/") or path.startswith(item.path.rstrip("/") + "/"):
+            return (
+                f"{path!r} is not in {target.name}, and checkpoints leave the workspace's "
+                f"out ({item.why}): there is nothing to restore it from"
+            )
+    if os.path.lexists(repo.root / path):
+        return (
+            f"{path!r} is not in {target.name}, and checkpoints do not hold the "
+            "workspace's (ignored or excluded): there is nothing to restore it from"
+        )
+    return (
+        f"{path!r} is in neither {target.name} nor the workspace "
+        "(paths are relative to the current folder, as git's are)"
+    )
+
+
 def limited_target(
     repo: Repo, current: Snapshot, target: Checkpoint, paths: tuple[str, ...]
 ) -> Checkpoint:
@@ -122,10 +143,7 @@ def limited_target(
         )
     missing = [p for p in paths if p != "." and p not in matched]
     if missing:
-        raise UsageError(
-            f"{missing[0]!r} is in neither {target.name} nor the workspace "
-            "(paths are relative to the current folder, as git's are)"
-        )
+        raise UsageError(_not_there(repo, current, target, missing[0]))
     manifest = _manifest(target.manifest, current, paths)
     base = current.base
     index_commit = repo.commit_tree(

@@ -101,7 +101,8 @@ class RestoreReport:
         if not self.dry_run:
             tail = " (but for the submodules above)" if self.submodules else ""
             where = "workspace" if not self.paths else ", ".join(quote_path(p) for p in self.paths)
-            out.append(f"{where} matches {self.shown or self.checkpoint}{tail}")
+            verb = "match" if len(self.paths) > 1 else "matches"
+            out.append(f"{where} {verb} {self.shown or self.checkpoint}{tail}")
         return out
 
 

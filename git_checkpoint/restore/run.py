@@ -18,11 +18,13 @@ from dataclasses import replace
 from ..config.model import CONFIG_NAME, Config
 from ..core.errors import CheckpointError, GitFailed, Refused, UsageError
 from ..core.records import now_iso
+from ..core.text import quote_path
 from ..fast.prescan import Prescan
 from ..gitcore import indexfile
 from ..gitcore.repo import Repo
 from ..save.capture import Snapshot, capture_workspace
-from ..save.overlay import OVER_BYTES, OVER_FILES
+from ..save.overlay import OVER_BYTES, OVER_FILES, SECRET_NAME
+from ..save.session import left_out_fields, said_left_out
 from ..storage import journal as journals
 from ..storage.commits import Labels, store_checkpoint
 from ..storage.journal import Journal
@@ -31,7 +33,7 @@ from .apply import Outcome
 from .carry import Carrying, Journaling, WriteFailed, continued, recorded
 from .checks import operation_in_progress
 from .limit import limited_target
-from .plan import Plan, attributes_touched, plan_restore
+from .plan import Plan, Write, attributes_touched, plan_restore
 from .report import HeadMove, RestoreReport, head_refusal, other_branch_refusal
 from .stage import Stage, staged
 
@@ -78,6 +80,7 @@ def restore_to(
     prescan: Prescan | None = None,
     journaling: Journaling | None = None,
     paths: tuple[str, ...] = (),
+    keep_untracked: bool = False,
 ) -> RestoreReport:
     """Take a safety checkpoint, then make the managed set equal to `target`; with
     `paths`, the managed set is those paths (limit.py), HEAD stays where it is.
@@ -88,6 +91,8 @@ def restore_to(
     undo leaves the interrupted restore that undo replaced).
     `prescan`: the launcher's early scan, for the safety snapshot.
     `journaling`: the journal writer of the restore this one is part of (a rollback).
+    `keep_untracked`: untracked files the target lacks stay where they are (the
+    configuration that says which are the tool's to manage could not be read).
     """
     if move_head and keep_head:
         raise UsageError("--move-head and --keep-head exclude each other")
@@ -108,10 +113,15 @@ def restore_to(
     if paths:
         target = limited_target(repo, current, target, paths)
     plan = plan_restore(repo, current, target, within=paths)
+    kept: list[str] = []
+    if keep_untracked:
+        plan, kept = _untracked_kept(plan, current)
+    cautions = [_kept_caution(target, kept)] if kept else []
     if dry_run:
-        return _report(
+        report = _report(
             repo, target, None, plan, head_move, dry_run=True, current=current, paths=paths
         )
+        return replace(report, cautions=[*report.cautions, *cautions])
     writer = journaling or Journaling(repo)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         started = _begin(target, head, head_move, task, kind)
@@ -126,12 +136,19 @@ def restore_to(
 
         message = f"before {kind} of {target.name}"
         safety = _safety(
-            repo, config, task, current, message=message, before_ref=record, listed=listed
+            repo,
+            config,
+            task,
+            current,
+            message=message,
+            before_ref=record,
+            writes=plan.writes,
+            listed=listed,
         )
         started = replace(started, safety=safety.commit, safety_name=safety.name)
         job = Carrying(repo, config, target, plan, stage, current, writer, started)
         outcome = _carried_out(job, pending=pending, leave=leave)
-    return _report(
+    report = _report(
         repo,
         target,
         safety.name,
@@ -141,6 +158,29 @@ def restore_to(
         outcome=outcome,
         current=current,
         paths=paths,
+    )
+    return replace(report, cautions=[*report.cautions, *cautions])
+
+
+def _untracked_kept(plan: Plan, current: Snapshot) -> tuple[Plan, list[str]]:
+    """The plan without removing the untracked files it would remove (unless a file
+    the target has goes below one); and those files."""
+    overlay = set(current.overlay_files)
+    kept = [
+        p
+        for p in plan.removes
+        if p in overlay and not any(w.path.startswith(f"{p}/") for w in plan.writes)
+    ]
+    removes = tuple(p for p in plan.removes if p not in set(kept))
+    return replace(plan, removes=removes), kept
+
+
+def _kept_caution(target: Checkpoint, kept: list[str]) -> str:
+    shown = ", ".join(quote_path(p) for p in kept[:5])
+    more = f" and {len(kept) - 5} more" if len(kept) > 5 else ""
+    return (
+        f"untracked files {target.name} lacks were left in place, as the configuration "
+        f"that says which files are managed could not be read: {shown}{more}"
     )
 
 
@@ -198,11 +238,16 @@ def _safety(
     *,
     message: str,
     before_ref: Callable[[str, str], None],
+    writes: tuple[Write, ...],
     listed: list[Checkpoint] | None = None,
 ) -> Checkpoint:
     """The safety checkpoint: the snapshot the plan was made from, stored whatever the
     save policies say of it (it is the way back, not a save)."""
-    labels = Labels(message=message, auto=SAFETY)
+    # (a file the plan writes over is added to it before it goes: carry.py, adopted)
+    written = {w.path for w in writes}
+    said = said_left_out(config, current.left_out)
+    left_out = [o for o in said if o.path not in written or o.why == SECRET_NAME]
+    labels = Labels(message=message, auto=SAFETY, **left_out_fields(tuple(left_out)))
     stored = store_checkpoint(
         repo, config, task, current, labels, dedupe=False, before_ref=before_ref, existing=listed
     )
@@ -252,6 +297,7 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
             current,
             message=f"before continuing {journal.target_name}",
             before_ref=record,
+            writes=plan.writes,
         )
         journal = continued(journal, safety.commit, safety.name)
         job = Carrying(repo, config, target, plan, stage, current, writer, journal)
@@ -359,9 +405,16 @@ def _report(
     paths: tuple[str, ...] = (),
 ) -> RestoreReport:
     residue = outcome.removed_residue if outcome else []
-    beyond = [o.describe() for o in current.left_out if o.why in (OVER_FILES, OVER_BYTES)]
     writes = [w.path for w in plan.writes if not outcome or w.path not in outcome.as_written]
     removes = [p for p in plan.removes if not outcome or p not in outcome.kept] + residue
+    # Over a limit and left in place; not a file the restore replaced (after it was kept
+    # in the safety checkpoint, `adopted`) or removed.
+    changed = {*writes, *removes}
+    beyond = [
+        o.describe()
+        for o in current.left_out
+        if o.why in (OVER_FILES, OVER_BYTES) and o.path not in changed
+    ]
     return RestoreReport(
         checkpoint=target.name,
         commit=target.commit,

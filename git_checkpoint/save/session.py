@@ -175,18 +175,15 @@ def _save_locked(
     if refused is not None:  # (the policies are the save's: a capture takes what is there)
         keep.discard(snapshot.seed)
         raise refused
-    left_out = snapshot.left_out
-    if config.secrets_on_save == "ignore":  # left out without a word, as asked
-        left_out = tuple(o for o in left_out if o.why != SECRET_NAME)
+    left_out = said_left_out(config, snapshot.left_out)
     labels = Labels(
         message=request.message,
         hypothesis=record.hypothesis,
         next_move=record.next_move,
         auto=request.auto,
         run_id=request.run_id,
-        left_out=tuple(_recorded(o) for o in left_out[:LEFT_OUT_KEPT]),
-        left_out_total=len(left_out),
         session=request.session,
+        **left_out_fields(left_out),
     )
 
     def store() -> StoreOutcome:
@@ -292,6 +289,22 @@ def left_out_line(described: list[str], shown: int = 5) -> str:
 # How many of what a save left out its manifest names (it counts them all).
 LEFT_OUT_KEPT = 100
 SAID = "left-out.json"  # <git dir>/checkpoint/: what the saves of this worktree named
+
+
+def said_left_out(config: Config, left_out: tuple[LeftOut, ...]) -> tuple[LeftOut, ...]:
+    """What a checkpoint says it left out: all of it, but the secret-looking files when
+    the configuration asks for no word of them."""
+    if config.secrets_on_save == "ignore":
+        return tuple(o for o in left_out if o.why != SECRET_NAME)
+    return left_out
+
+
+def left_out_fields(left_out: tuple[LeftOut, ...]) -> dict[str, Any]:
+    """Labels' `left_out` and `left_out_total` (the manifest keeps the first ones)."""
+    return {
+        "left_out": tuple(_recorded(o) for o in left_out[:LEFT_OUT_KEPT]),
+        "left_out_total": len(left_out),
+    }
 
 
 def _recorded(item: LeftOut) -> dict[str, object]:

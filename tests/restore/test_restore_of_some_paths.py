@@ -115,3 +115,13 @@ def test_a_path_restore_is_undone_in_a_linked_worktree_too(saved: Repo, tmp_path
     other.cp("restore", "@", "--", "src/app.py")
     assert (other.path / "src/app.py").read_text() == "in the worktree\n"
     assert (other.path / "src/util.py").read_text() == "changed too\n"
+
+
+def test_a_restore_of_two_paths_says_they_match(repo: Repo) -> None:
+    repo.write("a.txt", "v1\n")
+    repo.write("b.txt", "v1\n")
+    repo.cp("save", "-m", "good")
+    repo.write("a.txt", "v2\n")
+    repo.write("b.txt", "v2\n")
+    proc = repo.cp("restore", "cp_001", "--", "a.txt", "b.txt")
+    assert proc.stdout.splitlines()[-1] == "a.txt, b.txt match cp_001"
