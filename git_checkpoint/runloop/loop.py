@@ -254,6 +254,8 @@ class _Loop:
                 on_result=lambda r: log(r.line()),
                 adopt=self.request.adopt,
             )
+            if attempt.id == self.rollback.id and saved.newly_left_out:
+                return self._unrecorded(k, code, attempt, results)
         except KeyboardInterrupt as exc:
             ignore_further_stops()  # the agent is gone; what is left is to say where we are
             signum = stop_signal(exc)
@@ -268,6 +270,31 @@ class _Loop:
             return self._passed(tried, status)
         self._failed(tried, failing)
         return None
+
+    def _unrecorded(
+        self, k: int, code: int, attempt: Checkpoint, results: list[VerifierResult]
+    ) -> RunOutcome | None:
+        """Attempt k changed only files checkpoints leave out (its save said which): the
+        verifiers ran on a workspace no checkpoint holds, so their results are evidence
+        about none and are recorded on none, the rollback point's least of all. A pass
+        promotes nothing."""
+        self.log(
+            f"attempt {k} changed only files that checkpoints leave out: its results are "
+            "recorded on no checkpoint"
+        )
+        failing = required_failed(self.config, results)
+        tried = _Tried(k, code, attempt, results, self._history_entry(k, code, attempt, results))
+        if failing is not None:
+            self._failed(tried, failing)
+            return None
+        tried.entry.update(result="passed, in no checkpoint", at=now_iso())
+        self._record_attempt(tried.entry)
+        self.done.append(Attempt(k, code, results, True, None))
+        self.log(
+            f"done: the verifiers passed on files no checkpoint holds; nothing promoted, "
+            f"{self.rollback.id} stays as it was"
+        )
+        return self._outcome(promoted=None, interrupted=False, exit_code=1)
 
     def _repeated(self, k: int, code: int, attempt: Checkpoint) -> RunOutcome | None:
         """Attempt k left the workspace as attempt `first` did: that attempt's evidence
@@ -385,6 +412,7 @@ class _Loop:
         rollback = self.rollback
         feedback = write_feedback(repo, task, k, rollback.id)
         with _explained(log, k, self.hint), locked(repo, config.lock_timeout):
+            left = self._back_on_its_branch()
             report = restore_to(repo, config, task, rollback, move_head=True)
             oplog.log_event(
                 repo,
@@ -396,10 +424,20 @@ class _Loop:
                 written=len(report.brought_back),
                 removed=len(report.removed),
             )
+        kept = (
+            f"failed attempt kept as {attempt.id}"
+            if attempt.id != rollback.id
+            else "the failed attempt changed nothing a checkpoint holds"
+        )
         log(
             f"restored {rollback.id}: {len(report.brought_back)} written back, "
-            f"{len(report.removed)} removed (failed attempt kept as {attempt.id})"
+            f"{len(report.removed)} removed ({kept})"
         )
+        if left is not None:
+            log(
+                f"head: back on {rollback.manifest.get('branch') or 'a detached HEAD'} from "
+                f"{left}, which keeps the attempt's commits"
+            )
         head = report.head
         if head is not None and head.old != head.new:
             commits = ", ".join(c[:12] for c in head.left_behind[:5])
@@ -424,6 +462,26 @@ class _Loop:
             resume = f"git checkpoint resume{task_option(repo, config, task)}"
             record = tasks.load_task(repo, task)
             log(f"next action: {record.next_move or f'read `{resume}` and fix {failing.name}'}")
+
+    def _back_on_its_branch(self) -> str | None:
+        """HEAD on the branch the rollback point was saved on again, when the attempt
+        switched to another one (which keeps whatever the attempt committed there); the
+        restore then moves that branch back if the attempt committed on it too. The
+        branch HEAD was on, or None when it is where it was (or that branch is gone:
+        the restore refuses with the way out)."""
+        repo, rollback = self.repo, self.rollback
+        saved_on = rollback.manifest.get("branch")
+        head, branch = repo.head()
+        if branch == saved_on or head is None:
+            return None
+        reason = f"checkpoint: rollback to {rollback.id}"
+        if saved_on:
+            if repo.resolve_ref(f"refs/heads/{saved_on}") is None:
+                return None
+            repo.git("symbolic-ref", "-m", reason, "HEAD", f"refs/heads/{saved_on}")
+        else:  # saved on a detached HEAD: detached again, where the restore moves it from
+            repo.git("update-ref", "--no-deref", "-m", reason, "HEAD", head)
+        return branch
 
 
 @contextlib.contextmanager
