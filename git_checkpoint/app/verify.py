@@ -44,8 +44,9 @@ class VerifyResult:
         out = [f"status: {self.checkpoint} {self.status}"]
         for result in self.results:
             if result.status != "passed":
-                out.append(f"{result.line()}; its last lines:")
-                out += tail_lines(result.output_tail)
+                tail = tail_lines(result.output_tail)
+                out.append(f"{result.line()}; its last lines:" if tail else result.line())
+                out += tail
         return out
 
 

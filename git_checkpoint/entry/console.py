@@ -216,6 +216,12 @@ def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Contex
     ctx.repo.on_lock_wait.append(lambda line: say_err(f"note: {line}"))
     if ctx.config_problem:
         say_err(f"warning: {ctx.config_problem}; using the default settings")
+    if quickstate.in_place_pending(ctx.repo):
+        from ..storage.journal import in_place_left
+
+        left = in_place_left(ctx.repo)
+        if left is not None:
+            say_err(f"warning: {left}")
     if not quickstate.journal_pending(ctx.repo):
         return ctx  # no restore under way (and the journal's module not needed)
     from ..storage.journal import read_journal

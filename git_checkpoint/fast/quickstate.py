@@ -148,6 +148,15 @@ def journal_pending(repo: RepoPaths) -> bool:
     return os.path.exists(os.path.join(repo.git_dir, "checkpoint", "restore-journal.json"))
 
 
+IN_PLACE = "verify-in-place.json"  # an older checkpoint is in place for its verifiers
+
+
+def in_place_pending(repo: RepoPaths) -> bool:
+    """A verify in place (verify/in_place.py) is running in this worktree, or ended
+    without putting the workspace back."""
+    return os.path.exists(os.path.join(repo.git_dir, "checkpoint", IN_PLACE))
+
+
 def before_scan(repo: RepoPaths, recording: bool) -> Before:
     return Before(
         head_text=read_head(repo.git_dir),

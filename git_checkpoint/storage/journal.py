@@ -8,11 +8,13 @@ worktree made itself, never to one found under a ref (a fetched one may claim an
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.records import append_json_line, json_lines, now_iso, write_atomic
+from ..fast import quickstate
 from ..gitcore.repo import Repo
 
 TYPE_CHECKING = False  # typing is not imported at run time
@@ -134,6 +136,53 @@ def write_journal(repo: Repo, journal: Journal) -> None:
 
 def clear_journal(repo: Repo) -> None:
     journal_path(repo).unlink(missing_ok=True)
+
+
+# --- an older checkpoint put in place for its verifiers ----------------------------------
+
+
+def mark_in_place(repo: Repo, checkpoint: str, kept_in: str | None) -> None:
+    """A verify in place is putting `checkpoint` over the workspace (kept in `kept_in`,
+    once its safety checkpoint is made); cleared once the workspace is put back."""
+    record = {"pid": os.getpid(), "checkpoint": checkpoint, "kept_in": kept_in}
+    write_atomic(_folder(repo) / quickstate.IN_PLACE, json.dumps(record).encode())
+
+
+def clear_in_place(repo: Repo) -> None:
+    (_folder(repo) / quickstate.IN_PLACE).unlink(missing_ok=True)
+
+
+def in_place_left(repo: Repo) -> str | None:
+    """What a verify in place that ended before putting the workspace back left there
+    (None: there is none, or it is still running)."""
+    try:
+        record = json.loads((_folder(repo) / quickstate.IN_PLACE).read_bytes())
+        pid, checkpoint, kept_in = record["pid"], record["checkpoint"], record["kept_in"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return (
+            "a verify in place left an unreadable record: the workspace may hold the "
+            "checkpoint it verified; `git checkpoint undo` puts back what was there before"
+        )
+    if isinstance(pid, int) and _running(pid):
+        return None
+    where = f" (it is kept in {kept_in})" if kept_in else ""
+    return (
+        f"a verify of {checkpoint} in place ended before it put the workspace back: the "
+        f"workspace may hold {checkpoint}, not your work{where}; `git checkpoint undo` "
+        "puts your work back"
+    )
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()  # (this process: a verify of its own that ended)
 
 
 # --- the log of finished restores ---------------------------------------------------------

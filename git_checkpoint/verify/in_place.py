@@ -16,6 +16,7 @@ from ..core.errors import Refused
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
 from ..save.capture import capture_workspace
+from ..storage import journal as journals
 from ..storage.commits import same_state
 from ..storage.refs import Checkpoint, resolve
 from .verifiers import VerifierResult
@@ -36,15 +37,19 @@ def verify_in_place(
     Ctrl-C or a failing verifier still puts the workspace back."""
     with locked():
         head, _ = repo.head()
+        # Said by every command until the workspace is back, should this one be killed.
+        journals.mark_in_place(repo, cp.name, None)
         try:
             there = restore_to(repo, config, task, cp, move_head=head != cp.base, kind="verify")
         except Refused as exc:
+            journals.clear_in_place(repo)  # (it went back by itself, or changed nothing)
             raise Refused(
                 f"{cp.name} is not verified: in a temporary worktree its verifiers would "
                 f"test this work tree's code, and it cannot be put in place: {exc}"
             ) from None
         assert there.safety_checkpoint is not None
         back = resolve(repo, there.safety_checkpoint, task)
+        journals.mark_in_place(repo, cp.name, back.name)
         progress(f"restored {cp.name} in place (the workspace is kept in {back.name})")
         try:
             results = verified(repo.root)
@@ -53,6 +58,7 @@ def verify_in_place(
         finally:
             head, _ = repo.head()
             done = restore_to(repo, config, task, back, move_head=head != back.base, kind="verify")
+            journals.clear_in_place(repo)
             progress(
                 f"put back: workspace matches {back.name} "
                 f"(what the verifiers left is in {done.safety_checkpoint})"
