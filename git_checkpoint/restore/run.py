@@ -42,7 +42,10 @@ def _head_move(repo: Repo, target: Checkpoint, move_head: bool, keep_head: bool)
     head, branch = repo.head()
     if head == target.base:
         return None
+    saved_on = target.manifest.get("branch")
     if not (move_head or keep_head):
+        if target.base is not None and saved_on != branch:  # --move-head would be refused
+            raise other_branch_refusal(target, branch)
         raise head_refusal(target, head, branch)
     if keep_head:
         return None
@@ -51,7 +54,6 @@ def _head_move(repo: Repo, target: Checkpoint, move_head: bool, keep_head: bool)
             f"{target.name} was saved on an unborn HEAD: there is no commit to move back to; "
             "use --keep-head"
         )
-    saved_on = target.manifest.get("branch")
     if saved_on != branch:  # a checkpoint of another branch never moves this one
         raise other_branch_refusal(target, branch)
     ref = f"refs/heads/{branch}" if branch else "HEAD"

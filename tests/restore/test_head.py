@@ -79,3 +79,13 @@ def test_move_head_never_moves_a_branch_to_another_branchs_checkpoint(repo: Repo
     assert repo.git("rev-parse", "feature").strip() == feature
     repo.cp("restore", "main/cp_001", "--keep-head")
     assert repo.git("rev-parse", "feature").strip() == feature
+
+
+def test_another_branchs_checkpoint_offers_only_what_would_work(repo: Repo) -> None:
+    repo.cp("save", "-m", "on main")
+    repo.git("switch", "-q", "-c", "feature")
+    repo.write("f.txt", "feature work\n")
+    repo.commit_all("feature")
+    proc = repo.cp("restore", "main/cp_001", expect=3)
+    assert "git switch main" in proc.stderr and "--keep-head" in proc.stderr
+    assert "Choose: --move-head" not in proc.stderr
