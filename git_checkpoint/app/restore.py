@@ -39,7 +39,9 @@ def run(
         if resume:
             if paths:
                 raise UsageError("--continue takes no paths")
-            report = continue_restore(repo, ctx.config, task)
+            report = continue_restore(
+                repo, ctx.config, task, keep_untracked=ctx.config_problem is not None
+            )
         else:
             listing = TaskListing(repo, task)  # once, for the name and the safety save
             if before_turn is not None:

@@ -220,8 +220,9 @@ def context(*, tolerant: bool = False, prescan: Prescan | None = None) -> Contex
         from ..storage.journal import in_place_left
 
         left = in_place_left(ctx.repo)
-        if left is not None:
+        if left is not None:  # (it names the way back of a journal it left too)
             say_err(f"warning: {left}")
+            return ctx
     if not quickstate.journal_pending(ctx.repo):
         return ctx  # no restore under way (and the journal's module not needed)
     from ..storage.journal import read_journal

@@ -134,6 +134,8 @@ def _object(odb: pygit2.Odb, oid: str, limit: int | None) -> Answer:
 
 
 Entry = tuple[int, str]  # (canonical mode, id)
+# The modes git writes, and 100664 (early git's, read as 100644); git reads the rest.
+_GIT_MODES = frozenset({b"100644", b"100755", b"120000", b"40000", b"160000", b"100664"})
 Change = tuple[Entry | None, Entry | None]  # a path's entry in two trees (None: no file)
 
 
@@ -173,7 +175,8 @@ def _walk(
 
 
 def _sorted_entries(odb: pygit2.Odb, tree: str | None) -> dict[bytes, Entry]:
-    """A tree's entries by name, canonical modes; Unknown unless in git's strict order."""
+    """A tree's entries by name, canonical modes; Unknown unless in git's strict order,
+    each name once, each mode one git writes."""
     if tree is None:
         return {}
     found = _object(odb, tree, None)
@@ -186,6 +189,8 @@ def _sorted_entries(odb: pygit2.Odb, tree: str | None) -> dict[bytes, Entry]:
     entries: dict[bytes, Entry] = {}
     last = b""
     for name, mode, oid in raw:
+        if mode not in _GIT_MODES or name in entries:
+            raise Unknown(tree)  # (git reads an unknown mode as a submodule)
         canonical = canonical_mode(int(mode, 8))
         key = name + b"/" if canonical == TREE_MODE else name
         if key <= last:

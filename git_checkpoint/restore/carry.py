@@ -312,8 +312,7 @@ class Carrying:
         self.journal = journal
         if journal.kind != "rollback":  # a rollback is part of a failed restore
             journals.record_restore(self.repo, journal, head)
-        if journal.kind not in ("rollback", "verify"):  # the workspace is one chosen now,
-            journals.clear_in_place(self.repo)  # not what a killed verify in place left
+        journals.settle_in_place(self.repo, journal)  # (what a killed verify in place left)
         after = leave or journals.resumed(journal) or journals.resumed(pending)
         if after is not None:
             self.writer.write(after)

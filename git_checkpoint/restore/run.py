@@ -256,9 +256,12 @@ def _safety(
     return stored.checkpoint
 
 
-def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
+def continue_restore(
+    repo: Repo, config: Config, task: str, *, keep_untracked: bool = False
+) -> RestoreReport:
     """Finish an interrupted restore from its journal, after a safety checkpoint of what
     is on disk now (files may have been made or edited since the interruption).
+    `keep_untracked`: as restore_to's.
     """
     journal = journals.read_journal(repo)
     if journal is None:
@@ -284,6 +287,9 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
             target = limited_target(repo, current, origin, paths)
         began = _began(repo, journal, task)
         plan = plan_restore(repo, current, target, began=began, within=paths)
+        kept: list[str] = []
+        if keep_untracked:
+            plan, kept = _untracked_kept(plan, current)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         # The journal keeps its way back to before the whole restore; this run's safety
         # checkpoint is what `undo` goes back to once it finishes.
@@ -315,6 +321,8 @@ def continue_restore(repo: Repo, config: Config, task: str) -> RestoreReport:
         current=current,
         paths=paths,
     )
+    if kept:
+        report = replace(report, cautions=[*report.cautions, _kept_caution(target, kept)])
     if journals.resumed(journal) is not None:  # the restore it stood in for is pending
         return report  # again: its undo goes back before it (each command says so)
     # `undo` now goes back to before this --continue; say where the whole restore began.

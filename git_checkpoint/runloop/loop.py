@@ -23,10 +23,12 @@ from ..config.model import Config, Verifier
 from ..core.errors import Refused, UsageError
 from ..core.lock import FileLock, holder
 from ..core.records import now_iso, write_atomic
+from ..gitcore.formats import ZERO_OID
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
 from ..save.capture import capture_workspace
-from ..save.session import SaveRequest, said_of, save_workspace
+from ..save.overlay import OVER_BYTES, OVER_FILES
+from ..save.session import Saved, SaveRequest, said_of, save_workspace
 from ..storage import oplog, tasks
 from ..storage.commits import managed_tree, same_state
 from ..storage.lock import locked
@@ -254,7 +256,7 @@ class _Loop:
                 on_result=lambda r: log(r.line()),
                 adopt=self.request.adopt,
             )
-            if attempt.id == self.rollback.id and saved.newly_left_out:
+            if attempt.id == self.rollback.id and _beside_left_out(saved):
                 return self._unrecorded(k, code, attempt, results)
         except KeyboardInterrupt as exc:
             ignore_further_stops()  # the agent is gone; what is left is to say where we are
@@ -274,13 +276,13 @@ class _Loop:
     def _unrecorded(
         self, k: int, code: int, attempt: Checkpoint, results: list[VerifierResult]
     ) -> RunOutcome | None:
-        """Attempt k changed only files checkpoints leave out (its save said which): the
-        verifiers ran on a workspace no checkpoint holds, so their results are evidence
-        about none and are recorded on none, the rollback point's least of all. A pass
-        promotes nothing."""
+        """Attempt k changed nothing a checkpoint holds, beside files checkpoints leave
+        out (_beside_left_out): the verifiers ran on a workspace no checkpoint holds, so
+        their results are evidence about none and are recorded on none, the rollback
+        point's least of all. A pass promotes nothing."""
         self.log(
-            f"attempt {k} changed only files that checkpoints leave out: its results are "
-            "recorded on no checkpoint"
+            f"attempt {k} changed nothing a checkpoint holds, and files checkpoints leave "
+            "out are in the workspace: its results are recorded on no checkpoint"
         )
         failing = required_failed(self.config, results)
         tried = _Tried(k, code, attempt, results, self._history_entry(k, code, attempt, results))
@@ -434,10 +436,13 @@ class _Loop:
             f"{len(report.removed)} removed ({kept})"
         )
         if left is not None:
-            log(
-                f"head: back on {rollback.manifest.get('branch') or 'a detached HEAD'} from "
-                f"{left}, which keeps the attempt's commits"
+            kept = (
+                f"(the attempt's commits are kept in {attempt.id})"
+                if left == "a detached HEAD"
+                else "which keeps any commits the attempt made there"
             )
+            back_on = rollback.manifest.get("branch") or "a detached HEAD"
+            log(f"head: back on {back_on} from {left}, {kept}")
         head = report.head
         if head is not None and head.old != head.new:
             commits = ", ".join(c[:12] for c in head.left_behind[:5])
@@ -465,23 +470,37 @@ class _Loop:
 
     def _back_on_its_branch(self) -> str | None:
         """HEAD on the branch the rollback point was saved on again, when the attempt
-        switched to another one (which keeps whatever the attempt committed there); the
-        restore then moves that branch back if the attempt committed on it too. The
-        branch HEAD was on, or None when it is where it was (or that branch is gone:
-        the restore refuses with the way out)."""
+        switched to another one (which keeps whatever the attempt committed there), or
+        made again where the rollback point had it when the attempt deleted it; the
+        restore then moves that branch back if the attempt committed on it too. Returns
+        where HEAD was ("a detached HEAD" for none), or None when it had not moved."""
         repo, rollback = self.repo, self.rollback
         saved_on = rollback.manifest.get("branch")
         head, branch = repo.head()
-        if branch == saved_on or head is None:
+        if branch == saved_on:
             return None
         reason = f"checkpoint: rollback to {rollback.id}"
-        if saved_on:
-            if repo.resolve_ref(f"refs/heads/{saved_on}") is None:
+        if isinstance(saved_on, str) and saved_on:
+            ref = f"refs/heads/{saved_on}"
+            if repo.resolve_ref(ref) is None:
+                if rollback.base is None:
+                    return None  # (an unborn branch: nothing to make it at)
+                repo.update_ref(ref, rollback.base, ZERO_OID, reason)
+            repo.git("symbolic-ref", "-m", reason, "HEAD", ref)
+        else:  # saved on a detached HEAD: detached again (the restore moves it back)
+            at = head or rollback.base
+            if at is None:
                 return None
-            repo.git("symbolic-ref", "-m", reason, "HEAD", f"refs/heads/{saved_on}")
-        else:  # saved on a detached HEAD: detached again, where the restore moves it from
-            repo.git("update-ref", "--no-deref", "-m", reason, "HEAD", head)
-        return branch
+            repo.git("update-ref", "--no-deref", "-m", reason, "HEAD", at)
+        return branch or "a detached HEAD"
+
+
+def _beside_left_out(saved: Saved) -> bool:
+    """Whether the save left out what an attempt may have changed: files it names for
+    the first time, or any over a limit (their content is in no checkpoint, so a change
+    to it is seen by no save)."""
+    limits = (OVER_FILES, OVER_BYTES)
+    return bool(saved.newly_left_out) or any(o.why in limits for o in saved.snapshot.left_out)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,8 @@ TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
     from typing import Any
 
+    from .refs import Checkpoint
+
 
 @dataclass(frozen=True)
 class Journal:
@@ -141,10 +143,15 @@ def clear_journal(repo: Repo) -> None:
 # --- an older checkpoint put in place for its verifiers ----------------------------------
 
 
-def mark_in_place(repo: Repo, checkpoint: str, kept_in: str | None) -> None:
-    """A verify in place is putting `checkpoint` over the workspace (kept in `kept_in`,
-    once its safety checkpoint is made); cleared once the workspace is put back."""
-    record = {"pid": os.getpid(), "checkpoint": checkpoint, "kept_in": kept_in}
+def mark_in_place(repo: Repo, checkpoint: str, kept_in: Checkpoint) -> None:
+    """A verify in place put `checkpoint` over the workspace, which is kept in `kept_in`;
+    cleared once the workspace is put back (or a restore or undo chooses another)."""
+    record = {
+        "pid": os.getpid(),
+        "checkpoint": checkpoint,
+        "kept_in": kept_in.name,
+        "kept_commit": kept_in.commit,
+    }
     write_atomic(_folder(repo) / quickstate.IN_PLACE, json.dumps(record).encode())
 
 
@@ -153,36 +160,83 @@ def clear_in_place(repo: Repo) -> None:
 
 
 def in_place_left(repo: Repo) -> str | None:
-    """What a verify in place that ended before putting the workspace back left there
-    (None: there is none, or it is still running)."""
-    try:
-        record = json.loads((_folder(repo) / quickstate.IN_PLACE).read_bytes())
-        pid, checkpoint, kept_in = record["pid"], record["checkpoint"], record["kept_in"]
-    except FileNotFoundError:
+    """What a verify in place that was killed before it put the workspace back left,
+    and the way back from there (None: there is none, it is still running, or it had
+    put the workspace back)."""
+    record = _in_place(repo)
+    if record is None:
         return None
-    except (OSError, ValueError, TypeError, KeyError):
+    if not record:
         return (
             "a verify in place left an unreadable record: the workspace may hold the "
-            "checkpoint it verified; `git checkpoint undo` puts back what was there before"
+            "checkpoint it verified; `git checkpoint list` names the safety checkpoint "
+            "that keeps what was there before"
         )
-    if isinstance(pid, int) and _running(pid):
+    if _running(record["pid"]):
         return None
-    where = f" (it is kept in {kept_in})" if kept_in else ""
+    cut, kept_in = f"a verify of {record['checkpoint']} in place was killed", record["kept_in"]
+    if quickstate.journal_pending(repo):  # killed while it put the workspace back
+        return (
+            f"{cut} while it put your work back: `git checkpoint restore --continue` "
+            f"finishes that (your work is kept in {kept_in})"
+        )
+    records = restore_records(repo)
+    if records and records[-1].target == record["kept_commit"]:
+        return None  # it had put the workspace back
     return (
-        f"a verify of {checkpoint} in place ended before it put the workspace back: the "
-        f"workspace may hold {checkpoint}, not your work{where}; `git checkpoint undo` "
-        "puts your work back"
+        f"{cut} before it put your work back: `git checkpoint restore {kept_in} "
+        "--move-head` puts it back"
     )
 
 
+def settle_in_place(repo: Repo, journal: Journal) -> None:
+    """After a finished restore: a killed verify in place is settled by a restore of
+    the whole workspace, unless it is an undo that did not bring back the work the
+    verify kept (an undo of its interrupted putting back)."""
+    if journal.kind in ("rollback", "verify") or journal.paths:
+        return
+    record = _in_place(repo)
+    if record is None:
+        return
+    if journal.kind == "undo" and record and journal.target != record["kept_commit"]:
+        return
+    clear_in_place(repo)
+
+
+def _in_place(repo: Repo) -> dict[str, Any] | None:
+    """The in-place record: None when there is none, {} when it cannot be read."""
+    try:
+        record = json.loads((_folder(repo) / quickstate.IN_PLACE).read_bytes())
+        return {
+            "pid": int(record["pid"]),
+            "checkpoint": str(record["checkpoint"]),
+            "kept_in": str(record["kept_in"]),
+            "kept_commit": str(record["kept_commit"]),
+        }
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
 def _running(pid: int) -> bool:
+    """Whether process `pid` is alive (a zombie is not), and not this one."""
+    if pid == os.getpid():
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        pass  # (no /proc here)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return pid != os.getpid()  # (this process: a verify of its own that ended)
+    return True
 
 
 # --- the log of finished restores ---------------------------------------------------------

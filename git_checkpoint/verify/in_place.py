@@ -37,19 +37,18 @@ def verify_in_place(
     Ctrl-C or a failing verifier still puts the workspace back."""
     with locked():
         head, _ = repo.head()
-        # Said by every command until the workspace is back, should this one be killed.
-        journals.mark_in_place(repo, cp.name, None)
         try:
             there = restore_to(repo, config, task, cp, move_head=head != cp.base, kind="verify")
         except Refused as exc:
-            journals.clear_in_place(repo)  # (it went back by itself, or changed nothing)
             raise Refused(
                 f"{cp.name} is not verified: in a temporary worktree its verifiers would "
                 f"test this work tree's code, and it cannot be put in place: {exc}"
             ) from None
         assert there.safety_checkpoint is not None
         back = resolve(repo, there.safety_checkpoint, task)
-        journals.mark_in_place(repo, cp.name, back.name)
+        # Said by every later command until the workspace is back, should this one be
+        # killed (until now, a kill leaves the restore's own journal, or nothing done).
+        journals.mark_in_place(repo, cp.name, back)
         progress(f"restored {cp.name} in place (the workspace is kept in {back.name})")
         try:
             results = verified(repo.root)

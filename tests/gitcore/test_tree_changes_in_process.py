@@ -9,6 +9,8 @@ import os
 import random
 import subprocess
 
+import pytest
+
 from git_checkpoint.gitcore.catfile import Objects
 from git_checkpoint.gitcore.spawn import child_env
 
@@ -102,3 +104,25 @@ def test_without_the_server_git_answers(repo: Repo) -> None:
     blob = git(repo, "hash-object", "-w", "--stdin", stdin=b"x\n").strip()
     tree = git(repo, "mktree", stdin=f"100644 blob {blob}\ta\n".encode()).strip()
     assert here(repo, tree, git(repo, "mktree").strip()) is None
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [(b"100644", b"a"), (b"40000", b"a")],  # a file and a folder of one name
+        [(b"644", b"a")],  # a mode git never writes (it reads it as a submodule)
+        [(b"100644", b"a"), (b"100644", b"a")],  # one name twice
+    ],
+)
+def test_a_tree_git_reads_its_own_way_is_left_to_git(
+    repo: Repo, in_process: None, entries: list[tuple[bytes, bytes]]
+) -> None:
+    blob = git(repo, "hash-object", "-w", "--stdin", stdin=b"x\n").strip()
+    inner = git(repo, "mktree", stdin=f"100644 blob {blob}\tb\n".encode()).strip()
+    raw = b"".join(
+        mode + b" " + name + b"\0" + bytes.fromhex(inner if mode == b"40000" else blob)
+        for mode, name in entries
+    )
+    odd = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", stdin=raw).strip()
+    empty = git(repo, "mktree").strip()
+    assert here(repo, empty, odd) is None
