@@ -5,8 +5,6 @@ modes. Standard library only: the hook path and the launcher's early scan use it
 
 from __future__ import annotations
 
-import re
-
 try:  # CPython's own SHA-1: hashlib would start OpenSSL on the hook path
     from _sha1 import sha1 as sha1  # type: ignore[import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - another Python
@@ -213,17 +211,22 @@ def parse_status(out: bytes) -> Scan:
     return Scan(tuple(changed), tuple(deleted), tuple(untracked), unmerged, modes)
 
 
-# One tree entry: mode digits, a space, a name (no slash, not empty), a NUL, the id.
-_TREE_ENTRY = re.compile(rb"([0-9]+) ([^\0/]+)\0(.{20})", re.DOTALL)
+_tree_entry: Any = None  # the pattern of one tree entry, compiled on first use (no `re`
+# on the hook path): mode digits, a space, a name (no slash, not empty), a NUL, the id.
 
 
 def raw_entries(raw: bytes) -> list[tuple[bytes, bytes, str]]:
     """A tree's entries as stored: (name, mode as written, hex id). Strict: an empty
     name, a slash in one, a mode that is not digits or a truncated record is a
     ValueError, as libgit2 refused them."""
+    global _tree_entry
+    if _tree_entry is None:
+        import re
+
+        _tree_entry = re.compile(rb"([0-9]+) ([^\0/]+)\0(.{20})", re.DOTALL)
     entries = []
     pos = 0
-    for found in _TREE_ENTRY.finditer(raw):  # the common case, at C speed
+    for found in _tree_entry.finditer(raw):  # the common case, at C speed
         if found.start() != pos:
             break
         entries.append((found[2], found[1], found[3].hex()))
