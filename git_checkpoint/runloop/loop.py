@@ -23,6 +23,7 @@ from ..config.model import Config, Verifier
 from ..core.errors import Refused, UsageError
 from ..core.lock import FileLock, holder
 from ..core.records import now_iso, write_atomic
+from ..fast import quickstate
 from ..gitcore.formats import ZERO_OID
 from ..gitcore.repo import Repo
 from ..restore.run import restore_to
@@ -180,6 +181,9 @@ class _Loop:
     # that leaves the workspace as an earlier one did is that checkpoint again: its
     # evidence stands, and is not recorded twice.
     verified: dict[str, tuple[int, list[VerifierResult]]]
+    # The stat data of what the rollback point's save left out over a limit: an attempt
+    # that changes it changes what no checkpoint holds (_beside_left_out).
+    left_out_seen: dict[str, list[int] | None]
 
     @classmethod
     def start(cls, repo: Repo, config: Config, request: RunRequest, log: Log) -> _Loop:
@@ -203,7 +207,8 @@ class _Loop:
         for line in said_of(saved):
             log(line)
         tasks.update_task(repo, request.task, rollback_point=rollback.id)
-        return cls(repo, config, request, log, verifiers, run_id, rollback, [], {})
+        seen = _over_limits(repo, saved)
+        return cls(repo, config, request, log, verifiers, run_id, rollback, [], {}, seen)
 
     def run(self) -> RunOutcome:
         for k in range(1, self.request.attempts + 1):
@@ -256,7 +261,7 @@ class _Loop:
                 on_result=lambda r: log(r.line()),
                 adopt=self.request.adopt,
             )
-            if attempt.id == self.rollback.id and _beside_left_out(saved):
+            if attempt.id == self.rollback.id and self._beside_left_out(saved):
                 return self._unrecorded(k, code, attempt, results)
         except KeyboardInterrupt as exc:
             ignore_further_stops()  # the agent is gone; what is left is to say where we are
@@ -273,16 +278,21 @@ class _Loop:
         self._failed(tried, failing)
         return None
 
+    def _beside_left_out(self, saved: Saved) -> bool:
+        """Whether an attempt's save left out what the attempt changed: files it names
+        for the first time, or others over a limit since the rollback point's save."""
+        return bool(saved.newly_left_out) or _over_limits(self.repo, saved) != self.left_out_seen
+
     def _unrecorded(
         self, k: int, code: int, attempt: Checkpoint, results: list[VerifierResult]
     ) -> RunOutcome | None:
-        """Attempt k changed nothing a checkpoint holds, beside files checkpoints leave
+        """Attempt k changed nothing a checkpoint holds, only files checkpoints leave
         out (_beside_left_out): the verifiers ran on a workspace no checkpoint holds, so
         their results are evidence about none and are recorded on none, the rollback
         point's least of all. A pass promotes nothing."""
         self.log(
-            f"attempt {k} changed nothing a checkpoint holds, and files checkpoints leave "
-            "out are in the workspace: its results are recorded on no checkpoint"
+            f"attempt {k} changed only files that checkpoints leave out: its results are "
+            "recorded on no checkpoint"
         )
         failing = required_failed(self.config, results)
         tried = _Tried(k, code, attempt, results, self._history_entry(k, code, attempt, results))
@@ -495,12 +505,11 @@ class _Loop:
         return branch or "a detached HEAD"
 
 
-def _beside_left_out(saved: Saved) -> bool:
-    """Whether the save left out what an attempt may have changed: files it names for
-    the first time, or any over a limit (their content is in no checkpoint, so a change
-    to it is seen by no save)."""
+def _over_limits(repo: Repo, saved: Saved) -> dict[str, list[int] | None]:
+    """The stat data of what a save left out over a limit (no save sees their content)."""
     limits = (OVER_FILES, OVER_BYTES)
-    return bool(saved.newly_left_out) or any(o.why in limits for o in saved.snapshot.left_out)
+    paths = [o.path.rstrip("/") for o in saved.snapshot.left_out if o.why in limits]
+    return quickstate.overlay_stats(repo.root, paths)
 
 
 @contextlib.contextmanager
