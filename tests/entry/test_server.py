@@ -802,11 +802,11 @@ def test_ctrl_z_stops_the_worker_with_the_client_and_fg_continues_both(
         # The client stops itself once it told the worker; a worker in a disk wait on a
         # loaded machine stops when the wait ends.
         deadline = time.monotonic() + 30
-        while state(worker) != "T" or state(client.pid) != "T":
+        while not stopped(worker) or state(client.pid) != "T":
             if time.monotonic() > deadline:
                 break
             time.sleep(0.02)
-        assert (state(worker), state(client.pid)) == ("T", "T")
+        assert (stopped(worker), state(client.pid)) == (True, "T"), (state(worker), wchan(worker))
         client.send_signal(signal.SIGCONT)
         deadline = time.monotonic() + 10
         while state(worker) == "T" and time.monotonic() < deadline:
@@ -815,6 +815,20 @@ def test_ctrl_z_stops_the_worker_with_the_client_and_fg_continues_both(
     finally:
         client.kill()
         client.wait(timeout=10)
+
+
+def stopped(pid: int) -> bool:
+    """Whether `pid` is stopped, or waits on a child of its that is: a process that
+    spawned a child with vfork waits, in state D, until the child runs exec, and a
+    child stopped with its group before its exec holds the parent there until `fg`."""
+    return state(pid) == "T" or (state(pid) == "D" and "vfork" in wchan(pid))
+
+
+def wchan(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text()
+    except FileNotFoundError:
+        return ""
 
 
 def state(pid: int) -> str:
