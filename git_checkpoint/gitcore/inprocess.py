@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .formats import TREE_MODE, canonical_mode, is_oid, raw_entries
+from .formats import EMPTY_TREE, TREE_MODE, canonical_mode, is_oid, raw_entries
 from .locate import find_repo
 
 TYPE_CHECKING = False  # typing is not imported at run time
@@ -177,7 +177,7 @@ def _walk(
 def _sorted_entries(odb: pygit2.Odb, tree: str | None) -> dict[bytes, Entry]:
     """A tree's entries by name, canonical modes; Unknown unless in git's strict order,
     each name once, each mode one git writes."""
-    if tree is None:
+    if tree is None or tree == EMPTY_TREE:  # (git knows the empty tree unstored)
         return {}
     found = _object(odb, tree, None)
     if found is None or found[0] != "tree":

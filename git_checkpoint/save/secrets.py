@@ -138,6 +138,20 @@ class _Engine:
         settings.disable_filters("detect_secrets.filters.common.is_invalid_file")
         self._plugins = [p for p in found if type(p).__name__ not in _UNWANTED_PLUGINS]
 
+    def warm(self) -> None:
+        """Run every filter and detector once, on lines that reach each of them: what
+        they compile on first use (their patterns, kept in `re`'s cache and their own)
+        is then made here, once, not in each worker the command server forks."""
+        lines = [
+            "# pragma: allowlist nextline secret",
+            'password = "Xk29fQ8rLm3pVt7sZc1nBw4y"  # a made-up value',
+            "aws_key: AKIAZZZZZZZZZZZZZZZZ",
+            'token = f"{value}"',
+        ]
+        for path in ("warm.py", "warm.yaml"):
+            for _ in self.scan_lines(path, lines, list(range(1, len(lines) + 1))):
+                pass
+
     def scan_lines(self, path: str, lines: list[str], numbers: list[int]) -> Iterator[Any]:
         scan, filtered = self._scan, self._scan._is_filtered_out
         if filtered(required_filter_parameters=["filename"], filename=path):
@@ -340,8 +354,30 @@ def changed_files_many(
     repo: Repo, pairs: list[tuple[str, str]]
 ) -> list[list[tuple[str, str, str | None]]]:
     """For each (old tree, new tree): (path, new blob, old blob or None) of the regular
-    files added or changed. One `diff-tree --stdin` for every pair.
+    files added or changed. Trees are compared in this process where their objects are
+    read here (inprocess.tree_changes); the rest with one `diff-tree --stdin`.
     """
+    results: list[list[tuple[str, str, str | None]]] = [[] for _ in pairs]
+    left = []  # pairs for git: those this process cannot read as git does
+    for n, (old, new) in enumerate(pairs):
+        here = repo.objects.tree_changes(old, new) if old != new else {}
+        if here is None:
+            left.append(n)
+            continue
+        for path in sorted(here, key=lambda p: p.encode("utf-8", "surrogateescape")):
+            was, now = here[path]
+            if now is not None and now[0] in _REGULAR_MODES:
+                results[n].append(
+                    (path, now[1], was[1] if was and was[0] in _REGULAR_MODES else None)
+                )
+    for n, found in zip(left, _changed_files_by_git(repo, [pairs[n] for n in left]), strict=True):
+        results[n] = found
+    return results
+
+
+def _changed_files_by_git(
+    repo: Repo, pairs: list[tuple[str, str]]
+) -> list[list[tuple[str, str, str | None]]]:
     results: list[list[tuple[str, str, str | None]]] = [[] for _ in pairs]
     if not pairs:
         return results
@@ -367,6 +403,7 @@ def changed_files_many(
 
 
 REGULAR = ("100644", "100755")
+_REGULAR_MODES = (0o100644, 0o100755)
 
 
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
