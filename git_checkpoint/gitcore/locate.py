@@ -11,6 +11,10 @@ import os
 
 from .formats import ZERO_OID, is_oid
 
+TYPE_CHECKING = False  # (typing is a cost on the hook path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # Any of these in our environment means git resolves the repository differently from a
 # walk up the folders: leave it to git.
 DISCOVERY_ENV = (
@@ -188,3 +192,57 @@ def head_commit(common_dir: str | os.PathLike[str], head_text: str) -> str | Non
     if text.startswith("ref: refs/heads/"):
         return read_ref(common_dir, text[5:])
     return object_id_or_none(text)
+
+
+def refs_in_folder(
+    common_dir: str | os.PathLike[str], folder: str, leaf_ok: Callable[[str], bool]
+) -> dict[str, str] | None:
+    """The refs directly in `folder` (refs/checkpoints/main/), loose or packed, as
+    `git for-each-ref` lists them: full name -> id, a loose ref over its packed one.
+    Entries of folders below are not listed. None when the files do not say as git
+    would: a reftable, a name `leaf_ok` refuses (git may list it, the caller would
+    not expect it), a symref, or content git reads its own way."""
+    common = os.fspath(common_dir)
+    if os.path.exists(os.path.join(common, "reftable")):
+        return None
+    found: dict[str, str] = {}
+    try:
+        entries = list(os.scandir(os.path.join(common, folder)))
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    except OSError:
+        return None
+    for entry in entries:  # loose first: a ref packed meanwhile is in packed-refs after
+        if entry.name.endswith(".lock"):
+            continue  # (git's own write in progress: the ref is still what it was)
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                continue  # (other tasks' refs)
+            if not entry.is_file(follow_symlinks=False) or not leaf_ok(entry.name):
+                return None
+            with open(entry.path, "rb") as fh:
+                text = fh.read().decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            continue  # packed (or deleted) since the listing
+        except OSError:
+            return None
+        if not is_oid(text) or text == ZERO_OID:
+            return None
+        found[folder + entry.name] = text
+    try:
+        with open(os.path.join(common, "packed-refs"), "rb") as fh:
+            packed = fh.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return found
+    except OSError:
+        return None
+    for line in packed.split("\n"):
+        if not line or line[0] in "#^":
+            continue
+        oid, _, name = line.partition(" ")
+        if not name.startswith(folder) or "/" in name[len(folder) :]:
+            continue
+        if not is_oid(oid) or not leaf_ok(name[len(folder) :]):
+            return None
+        found.setdefault(name, oid)
+    return found

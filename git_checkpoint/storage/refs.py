@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..core.anytype import Any
 from ..core.errors import UsageError
 from ..core.text import counted
+from ..gitcore.locate import refs_in_folder
 from ..gitcore.repo import Repo
 from .manifest import parse_manifest
 
@@ -262,6 +263,23 @@ def recent_checkpoints(repo: Repo, task: str) -> list[Checkpoint]:
     return TaskListing(repo, task).recent()
 
 
+def _task_refs(repo: Repo, task: str) -> list[tuple[str, str]]:
+    """(ref, commit id) of each ref under the task's folder: from the ref files where
+    they say what for-each-ref would (locate.refs_in_folder), else from git."""
+    folder = f"{REF_ROOT}{task}/"
+    found = refs_in_folder(repo.common_dir, folder, _plain_id)
+    if found is not None:
+        return list(found.items())
+    out = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", folder)
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    return [(ref, oid) for ref, _, oid in (line.partition("\0") for line in lines)]
+
+
+def _plain_id(name: str) -> bool:
+    """A checkpoint id as git and split_ref read it alike (ASCII digits, no newline)."""
+    return name.isascii() and ID.fullmatch(name) is not None
+
+
 class TaskListing:
     """A task's checkpoints as a save or a restore reads them, at the cost of what they
     use, not of the task's history: the names and commit ids of all (one for-each-ref
@@ -278,9 +296,7 @@ class TaskListing:
             # Parents other than those a commit names: as for-each-ref reads them.
             self._read = task_checkpoints(repo, task)[::-1]
             return
-        out = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", f"{REF_ROOT}{task}/")
-        for line in out.decode("utf-8", "surrogateescape").splitlines():
-            ref, _, oid = line.partition("\0")
+        for ref, oid in _task_refs(repo, task):
             parsed = split_ref(ref)
             if parsed is not None and parsed[0] == task:
                 self._unread.append((int(parsed[1][3:]), ref, oid))
