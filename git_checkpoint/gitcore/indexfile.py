@@ -20,6 +20,7 @@ import os
 import struct
 from collections.abc import Callable, Iterator, Mapping
 
+from ..core.procs import running
 from .formats import sha1
 
 TYPE_CHECKING = False  # typing is not imported at run time
@@ -171,13 +172,8 @@ def release_stale_lock(index: str) -> bool:
             pid, dev, ino = (int(x) for x in fh.read().split())
     except (OSError, ValueError):
         return False
-    try:
-        os.kill(pid, 0)
+    if running(pid):
         return False  # still running (or its pid taken since: never guess)
-    except ProcessLookupError:
-        pass
-    except OSError:
-        return False
     removed = False
     with contextlib.suppress(OSError):
         st = os.lstat(index + ".lock")

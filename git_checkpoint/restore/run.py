@@ -118,12 +118,18 @@ def restore_to(
     kept: list[str] = []
     if keep_untracked:
         plan, kept = _untracked_kept(plan, current)
-    cautions = [_kept_caution(target, kept)] if kept else []
     if dry_run:
-        report = _report(
-            repo, target, None, plan, head_move, dry_run=True, current=current, paths=paths
+        return _report(
+            repo,
+            target,
+            None,
+            plan,
+            head_move,
+            dry_run=True,
+            current=current,
+            paths=paths,
+            kept=kept,
         )
-        return replace(report, cautions=[*report.cautions, *cautions])
     writer = journaling or Journaling(repo)
     with writer.interrupts_named(), _staged(repo, plan, target) as stage:
         started = _begin(target, head, head_move, task, kind)
@@ -150,7 +156,7 @@ def restore_to(
         started = replace(started, safety=safety.commit, safety_name=safety.name)
         job = Carrying(repo, config, target, plan, stage, current, writer, started)
         outcome = _carried_out(job, pending=pending, leave=leave)
-    report = _report(
+    return _report(
         repo,
         target,
         safety.name,
@@ -160,8 +166,8 @@ def restore_to(
         outcome=outcome,
         current=current,
         paths=paths,
+        kept=kept,
     )
-    return replace(report, cautions=[*report.cautions, *cautions])
 
 
 def _untracked_kept(plan: Plan, current: Snapshot) -> tuple[Plan, list[str]]:
@@ -173,8 +179,8 @@ def _untracked_kept(plan: Plan, current: Snapshot) -> tuple[Plan, list[str]]:
         for p in plan.removes
         if p in overlay and not any(w.path.startswith(f"{p}/") for w in plan.writes)
     ]
-    removes = tuple(p for p in plan.removes if p not in set(kept))
-    return replace(plan, removes=removes), kept
+    left = set(kept)
+    return replace(plan, removes=tuple(p for p in plan.removes if p not in left)), kept
 
 
 def _kept_caution(target: Checkpoint, kept: list[str]) -> str:
@@ -320,9 +326,8 @@ def continue_restore(
         outcome=outcome,
         current=current,
         paths=paths,
+        kept=kept,
     )
-    if kept:
-        report = replace(report, cautions=[*report.cautions, _kept_caution(target, kept)])
     if journals.resumed(journal) is not None:  # the restore it stood in for is pending
         return report  # again: its undo goes back before it (each command says so)
     # `undo` now goes back to before this --continue; say where the whole restore began.
@@ -413,7 +418,10 @@ def _report(
     outcome: Outcome | None = None,
     current: Snapshot,
     paths: tuple[str, ...] = (),
+    kept: list[str] | None = None,
 ) -> RestoreReport:
+    """What the restore did (or, dry, would do); `kept`: the untracked files it left in
+    place as the configuration could not be read (_untracked_kept)."""
     residue = outcome.removed_residue if outcome else []
     writes = [w.path for w in plan.writes if not outcome or w.path not in outcome.as_written]
     removes = [p for p in plan.removes if not outcome or p not in outcome.kept] + residue
@@ -437,7 +445,7 @@ def _report(
         head=head_move,
         workspace_status="not checked" if dry_run else "matches",
         submodules=outcome.submodules if outcome else [],
-        cautions=_cautions(target, plan),
+        cautions=[*_cautions(target, plan), *([_kept_caution(target, kept)] if kept else [])],
         shown=shown_name(repo, target),
         beyond_limits=beyond,
         paths=list(paths),

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import GitFailed, Refused, UsageError
+from ..core.procs import running
 from ..core.text import counted, printable
 from ..gitcore.formats import ZERO_OID
 from ..gitcore.repo import REFS_ELSEWHERE, Repo
@@ -121,21 +122,9 @@ def leftover_refs(repo: Repo) -> list[str]:
             pid = parts[1] if len(parts) > 1 else ""
         else:
             pid = ref.rsplit("/", 1)[-1]
-        if not (pid.isdigit() and _alive(int(pid))):
+        if not (pid.isdigit() and running(int(pid))):
             left.append(ref)
     return left
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # (another user's: alive)
-        return True
-    return True
 
 
 def drop_refs(repo: Repo, refs: Iterable[str]) -> None:
@@ -158,7 +147,7 @@ def leftover_folders(repo: Repo) -> list[Path]:
     left = []
     for folder in sorted(repo.common_dir.glob(f"{REFS_ELSEWHERE}*")):
         pid = folder.name[len(REFS_ELSEWHERE) :].partition("-")[0]
-        if not (pid.isdigit() and _alive(int(pid))):
+        if not (pid.isdigit() and running(int(pid))):
             left.append(folder)
     return left
 

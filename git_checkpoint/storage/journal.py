@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.procs import running
 from ..core.records import append_json_line, json_lines, now_iso, write_atomic
 from ..fast import quickstate
 from ..gitcore.repo import Repo
@@ -172,7 +173,7 @@ def in_place_left(repo: Repo) -> str | None:
             "checkpoint it verified; `git checkpoint list` names the safety checkpoint "
             "that keeps what was there before"
         )
-    if _running(record["pid"]):
+    if record["pid"] != os.getpid() and running(record["pid"]):
         return None
     cut, kept_in = f"a verify of {record['checkpoint']} in place was killed", record["kept_in"]
     if quickstate.journal_pending(repo):  # killed while it put the workspace back
@@ -217,26 +218,6 @@ def _in_place(repo: Repo) -> dict[str, Any] | None:
         return None
     except (OSError, ValueError, TypeError, KeyError):
         return {}
-
-
-def _running(pid: int) -> bool:
-    """Whether process `pid` is alive (a zombie is not), and not this one."""
-    if pid == os.getpid():
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-    except (OSError, IndexError):
-        pass  # (no /proc here)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --- the log of finished restores ---------------------------------------------------------
