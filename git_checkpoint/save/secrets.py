@@ -354,30 +354,10 @@ def changed_files_many(
     repo: Repo, pairs: list[tuple[str, str]]
 ) -> list[list[tuple[str, str, str | None]]]:
     """For each (old tree, new tree): (path, new blob, old blob or None) of the regular
-    files added or changed. Trees are compared in this process where their objects are
-    read here (inprocess.tree_changes); the rest with one `diff-tree --stdin`.
+    files added or changed. One `diff-tree --stdin` for every pair: a process of its
+    own, on a core of its own, while a save stores its checkpoint beside the scan (the
+    same diff read in this process would hold the interpreter the store needs).
     """
-    results: list[list[tuple[str, str, str | None]]] = [[] for _ in pairs]
-    left = []  # pairs for git: those this process cannot read as git does
-    for n, (old, new) in enumerate(pairs):
-        here = repo.objects.tree_changes(old, new) if old != new else {}
-        if here is None:
-            left.append(n)
-            continue
-        for path in sorted(here, key=lambda p: p.encode("utf-8", "surrogateescape")):
-            was, now = here[path]
-            if now is not None and now[0] in _REGULAR_MODES:
-                results[n].append(
-                    (path, now[1], was[1] if was and was[0] in _REGULAR_MODES else None)
-                )
-    for n, found in zip(left, _changed_files_by_git(repo, [pairs[n] for n in left]), strict=True):
-        results[n] = found
-    return results
-
-
-def _changed_files_by_git(
-    repo: Repo, pairs: list[tuple[str, str]]
-) -> list[list[tuple[str, str, str | None]]]:
     results: list[list[tuple[str, str, str | None]]] = [[] for _ in pairs]
     if not pairs:
         return results
@@ -403,7 +383,6 @@ def _changed_files_by_git(
 
 
 REGULAR = ("100644", "100755")
-_REGULAR_MODES = (0o100644, 0o100755)
 
 
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:

@@ -126,3 +126,16 @@ def test_a_tree_git_reads_its_own_way_is_left_to_git(
     odd = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", stdin=raw).strip()
     empty = git(repo, "mktree").strip()
     assert here(repo, empty, odd) is None
+
+
+def test_the_empty_tree_is_read_here_though_not_stored(repo: Repo, in_process: None) -> None:
+    """git knows the empty tree without its object: a diff from or to it is answered
+    here as git answers it, whether or not it is stored."""
+    rng = random.Random(7)
+    blobs = [git(repo, "hash-object", "-w", "--stdin", stdin=b"x").strip()]
+    tree = random_tree(repo, rng, blobs)
+    empty = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    (repo.path / ".git" / "objects" / empty[:2] / empty[2:]).unlink(missing_ok=True)
+    for old, new in ((empty, tree), (tree, empty)):
+        got = here(repo, old, new)
+        assert got is not None and got == by_git(repo, old, new) and got
