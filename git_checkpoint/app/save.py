@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..save.overlay import SECRET_NAME, LeftOut
-from ..save.session import SaveRequest, left_out_line, save_workspace
+from ..save.session import SaveRequest, left_out_line, save_workspace, secret_warnings
 from ..storage.refs import validate_text
 from .context import Context
 
@@ -53,7 +53,7 @@ class SaveResult:
         out = []
         if self.prune_problem:
             out.append(self.prune_problem)
-        out += [f"possible secret saved: {f}" for f in self.secret_findings[:5]]
+        out += secret_warnings(self.secret_findings, f"{self.task}/{self.checkpoint_id}")
         if self.scan_problem:
             out.append(self.scan_problem)
         return out

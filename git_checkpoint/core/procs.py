@@ -10,13 +10,16 @@ import os
 def running(pid: int) -> bool:
     """Whether process `pid` runs: it exists and is no zombie (a zombie holds nothing
     and writes nothing more; it only waits for its parent to read its end). A process
-    of another user counts as running; this one does too."""
+    whose first thread ended while another runs on shows as a zombie too: it runs. A
+    process of another user counts as running; this one does too."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+            if fh.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                return True
+        return _threads(pid) > 1  # its first thread ended, another runs on
     except FileNotFoundError:
         return False
-    except (OSError, IndexError):
+    except (OSError, IndexError, ValueError):
         pass  # (no /proc here)
     try:
         os.kill(pid, 0)
@@ -25,3 +28,12 @@ def running(pid: int) -> bool:
     except OSError:  # (another user's)
         return True
     return True
+
+
+def _threads(pid: int) -> int:
+    """The threads /proc counts in process `pid`, its zombie first thread included."""
+    with open(f"/proc/{pid}/status", "rb") as fh:
+        for line in fh:
+            if line.startswith(b"Threads:"):
+                return int(line.split()[1])
+    return 1

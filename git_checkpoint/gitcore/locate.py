@@ -172,7 +172,7 @@ def read_ref(common_dir: str | os.PathLike[str], ref: str) -> str | None:
         return None
     try:
         with open(os.path.join(common_dir, ref), "rb") as fh:
-            return object_id_or_none(fh.read().decode("ascii", "replace").strip())
+            return loose_ref_id(fh.read())
     except OSError:
         pass
     try:
@@ -184,6 +184,16 @@ def read_ref(common_dir: str | os.PathLike[str], ref: str) -> str | None:
     if at < 0:
         return None
     return object_id_or_none(packed[packed.rfind(b"\n", 0, at) + 1 : at].decode("ascii", "replace"))
+
+
+def loose_ref_id(data: bytes) -> str | None:
+    """The id a loose ref's file names, as git parses it: the id first, then the file's
+    end or whitespace (git ignores the rest); None for anything else: a symref, or what
+    git calls a broken ref (whitespace before the id, say), for git to judge."""
+    text = data[:41].decode("ascii", "replace")
+    if len(text) > 40 and text[40] not in " \t\n\r":
+        return None
+    return object_id_or_none(text[:40])
 
 
 def head_commit(common_dir: str | os.PathLike[str], head_text: str) -> str | None:
@@ -221,14 +231,14 @@ def refs_in_folder(
             if not entry.is_file(follow_symlinks=False) or not leaf_ok(entry.name):
                 return None
             with open(entry.path, "rb") as fh:
-                text = fh.read().decode("ascii", "replace").strip()
+                oid = loose_ref_id(fh.read())
         except FileNotFoundError:
             continue  # packed (or deleted) since the listing
         except OSError:
             return None
-        if not is_oid(text) or text == ZERO_OID:
+        if oid is None:
             return None
-        found[folder + entry.name] = text
+        found[folder + entry.name] = oid
     try:
         with open(os.path.join(common, "packed-refs"), "rb") as fh:
             packed = fh.read().decode("utf-8", "surrogateescape")
@@ -236,13 +246,15 @@ def refs_in_folder(
         return found
     except OSError:
         return None
+    packed_names: set[str] = set()
     for line in packed.split("\n"):
         if not line or line[0] in "#^":
             continue
         oid, _, name = line.partition(" ")
         if not name.startswith(folder) or "/" in name[len(folder) :]:
             continue
-        if not is_oid(oid) or not leaf_ok(name[len(folder) :]):
-            return None
+        if not is_oid(oid) or not leaf_ok(name[len(folder) :]) or name in packed_names:
+            return None  # (a name packed twice: git takes one line or the other)
+        packed_names.add(name)
         found.setdefault(name, oid)
     return found

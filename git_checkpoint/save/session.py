@@ -275,7 +275,22 @@ def said_of(saved: Saved) -> list[str]:
         else []
     )
     out += [f"note: {note}" for note in saved.cut]
-    out += [f"warning: possible secret saved: {f}" for f in saved.secret_findings[:5]]
+    found = secret_warnings(saved.secret_findings, saved.checkpoint.name)
+    return out + [f"warning: {line}" for line in found]
+
+
+SECRETS_SHOWN = 5  # secret findings a save names; `scan` lists every one
+
+
+def secret_warnings(findings: list[str], checkpoint: str) -> list[str]:
+    """A save's secret findings as said: the first few, then how many more and where."""
+    out = [f"possible secret saved: {f}" for f in findings[:SECRETS_SHOWN]]
+    more = len(findings) - SECRETS_SHOWN
+    if more > 0:
+        out.append(
+            f"possible secret saved: and {more} more (`git checkpoint scan {checkpoint}` "
+            "lists every one)"
+        )
     return out
 
 

@@ -67,6 +67,10 @@ def test_a_lock_file_is_not_a_ref(repo: Repo) -> None:
         ("cp_002", "not an id\n"),  # git ignores it, with a warning
         ("cp_\u0661\u0662\u0663", None),  # digits git takes and int() reads
         ("cp_002\n", None),  # a name git refuses, a pattern with `$` takes
+        ("cp_002", " {oid}\n"),  # whitespace before the id: a broken ref to git
+        ("cp_002", "\t{oid}\n"),
+        ("cp_002", "\r\n{oid}\n"),
+        ("cp_002", "{oid}x\n"),  # the id run on: broken too
     ],
 )
 def test_what_git_reads_its_own_way_is_left_to_git(
@@ -74,7 +78,7 @@ def test_what_git_reads_its_own_way_is_left_to_git(
 ) -> None:
     (oid,) = commits(repo, 1)
     repo.git("update-ref", f"{FOLDER}cp_001", oid)
-    (repo.path / ".git" / FOLDER / name).write_text(content or oid + "\n")
+    (repo.path / ".git" / FOLDER / name).write_text((content or "{oid}\n").format(oid=oid))
     assert refs_in_folder(repo.path / ".git", FOLDER, _plain_id) is None
 
 
@@ -98,3 +102,38 @@ def test_a_task_with_odd_refs_is_listed_by_git_as_before(repo: Repo) -> None:
     (repo.path / ".git" / "refs" / "checkpoints" / task / "cp_\u0661").write_text("x\n")
     from_git = [c.id for c in TaskListing(GitRepo.discover(repo.path), task).recent()]
     assert from_files == from_git == ["cp_002"]
+
+
+def test_an_id_followed_by_anything_after_whitespace_is_read_as_git_reads_it(
+    repo: Repo,
+) -> None:
+    (oid,) = commits(repo, 1)
+    (repo.path / ".git" / FOLDER).mkdir(parents=True)
+    (repo.path / ".git" / FOLDER / "cp_001").write_text(f"{oid} what git ignores\n")
+    here = refs_in_folder(repo.path / ".git", FOLDER, _plain_id)
+    assert here == for_each_ref(repo, FOLDER) == {f"{FOLDER}cp_001": oid}
+
+
+def test_a_ref_packed_twice_is_left_to_git(repo: Repo) -> None:
+    """git never writes such a file (another tool or a hand may); for-each-ref then
+    takes one line or the other."""
+    first, second = commits(repo, 2)
+    packed = repo.path / ".git" / "packed-refs"
+    packed.write_text(f"{first} {FOLDER}cp_001\n{second} {FOLDER}cp_001\n")
+    assert refs_in_folder(repo.path / ".git", FOLDER, _plain_id) is None
+
+
+def test_restore_does_not_reach_a_checkpoint_list_leaves_out(repo: Repo) -> None:
+    """A broken ref (whitespace before its id) is no checkpoint to `list`, and none to
+    `restore` either."""
+    repo.cp("save", "-m", "one")
+    repo.write("f.txt", "two\n")
+    repo.cp("save", "-m", "two")
+    task = repo.git("symbolic-ref", "--short", "HEAD").strip()
+    ref = repo.path / ".git" / "refs" / "checkpoints" / task / "cp_002"
+    ref.write_text(" " + ref.read_text())
+    assert "cp_002" not in repo.cp("list").stdout
+    restored = repo.cp("restore", "cp_002", expect=None)
+    assert restored.returncode == 2, restored.stdout
+    assert "unknown checkpoint 'cp_002'" in restored.stderr
+    assert (repo.path / "f.txt").read_text() == "two\n"

@@ -293,3 +293,18 @@ def test_the_prefilter_keeps_every_quoted_run_a_high_entropy_detector_reports() 
     kept = set(candidate_lines("\n".join(lines)))
     assert fired <= kept, sorted(fired - kept)[:5]
     assert len(fired) > 100 and len(kept) < len(lines) * 3 // 4, (len(fired), len(kept))
+
+
+def test_a_save_with_many_findings_says_how_many_more_and_where(repo: Repo) -> None:
+    """A save names five findings; past five it says how many more there are and the
+    command that lists every one, on its normal output and the hook's alike."""
+    for n in range(7):
+        repo.write(f"conf/keys_{n}.py", f'aws_key = "{AWS_KEY[:-1]}{n}"\n')
+    save = repo.cp("save", "-m", "keys")
+    shown = [line for line in save.stderr.splitlines() if "possible secret saved:" in line]
+    assert len(shown) == 6, save.stderr
+    task = repo.git("symbolic-ref", "--short", "HEAD").strip()
+    assert f"and 2 more (`git checkpoint scan {task}/cp_001` lists every one)" in shown[-1]
+    scan = repo.cp("scan", f"{task}/cp_001", expect=1)
+    assert sum(f"conf/keys_{n}.py" in scan.stdout for n in range(7)) == 7
+    no_secret_printed(save.stdout, save.stderr, scan.stdout)
