@@ -26,7 +26,7 @@
 
 extern char **environ;
 
-static pid_t worker;
+static volatile pid_t worker; /* read by the signal handlers */
 
 /* The signals that go on to the worker (entry/relay.py FORWARDED), then Ctrl-Z's. */
 static const int relayed_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
@@ -258,9 +258,19 @@ int main(int argc, char **argv)
         run_here(launcher, argv, letter == 'R' ? "refused" : "1");
     }
     free(request.data);
-    worker = (pid_t)number;
+    /* The worker made known and the signals that came before it taken, as one step: a
+       signal between the two would otherwise wait for a worker already known. */
+    sigset_t relayed, before;
+    sigemptyset(&relayed);
     for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++)
-        if (early & (1 << relayed_signals[i]))
+        sigaddset(&relayed, relayed_signals[i]);
+    sigprocmask(SIG_BLOCK, &relayed, &before);
+    worker = (pid_t)number;
+    int came = early;
+    early = 0;
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    for (size_t i = 0; i < sizeof relayed_signals / sizeof *relayed_signals; i++)
+        if (came & (1 << relayed_signals[i]))
             (relayed_signals[i] == SIGTSTP ? stop : forward)(relayed_signals[i]);
     if (answer(sock, &letter, &number)) {
         /* The worker ended with no word: killed with its server. End as the same

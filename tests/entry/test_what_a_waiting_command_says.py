@@ -55,11 +55,13 @@ def test_a_command_that_waited_for_a_restore_does_not_call_it_in_progress(
         ["git", "checkpoint", "restore", "cp_002"], cwd=repo.path,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(0.5)  # the second waits for the lock
+    assert second.stderr is not None
+    said = second.stderr.readline()  # as it starts to wait for the lock
+    assert "note: waiting for the restore of main/cp_001 (pid " in said
     (tmp_path / "hold").unlink()
     assert first.wait(timeout=60) == 0
     out, err = second.communicate(timeout=60)
+    err = said + err
     assert second.returncode == 0, err
     assert "in progress" not in out + err
-    assert "note: waiting for the restore of main/cp_001 (pid " in err  # said as it waits
     assert out.splitlines()[-1] == "workspace matches cp_002"

@@ -139,7 +139,7 @@ def test_a_ctrl_c_before_the_restore_begins_is_plain_and_changes_nothing(
 ) -> None:
     saved_twice(repo)
     before = (repo.path / "src/app.py").read_text()
-    proc = run(repo, signalling_env(tmp_path, '*" for-each-ref "*'), "restore", "cp_001")
+    proc = run(repo, signalling_env(tmp_path, '*" status "*'), "restore", "cp_001")
     assert proc.returncode == 130, proc.stderr
     assert one_line(proc) == "git checkpoint: interrupted"
     assert not (repo.path / JOURNAL).exists()
