@@ -115,11 +115,15 @@ class Server:
         try:
             preload()
         except Exception:
-            # The log has the traceback; clients run their commands themselves and do
-            # not start a server again for a minute (entry/relay.py).
+            # The log says why first, then the mark: clients run their commands
+            # themselves and do not start a server again for a minute (entry/relay.py).
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
             with open(broken, "w"):
                 pass
-            raise
+            raise SystemExit(1) from None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(broken)
         self.changes = Changes()

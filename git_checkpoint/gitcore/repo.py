@@ -166,19 +166,22 @@ def pass_ctrl_c_on(child: subprocess.Popen[Any], grace: float) -> None:
 
 def concurrently(*calls: Callable[[], Any]) -> list[Any]:
     """Each call's result, the calls run side by side on threads (their git children
-    then share the cores); the first exception is raised once all have finished, a
-    Ctrl-C before any other (the failures it caused follow from it)."""
+    then share the cores); once all have finished, the exception of the first call (in
+    the order given) that raised one is raised, a Ctrl-C before any other (the failures
+    it caused follow from it): which git failed first in time is no part of what a
+    command says."""
     import threading  # subprocess has imported it already
 
     results: list[Any] = [None] * len(calls)
     errors: list[BaseException] = []
+    failed: dict[int, BaseException] = {}  # call -> what it raised
     ended = [threading.Event() for _ in calls]
 
     def run(n: int) -> None:
         try:
             results[n] = calls[n]()
         except BaseException as exc:  # handed to the caller below
-            errors.append(exc)
+            failed[n] = exc
         finally:
             ended[n].set()
 
@@ -207,6 +210,7 @@ def concurrently(*calls: Callable[[], Any]) -> list[Any]:
                 errors.insert(0, exc)
     for thread in threads[:started]:
         thread.join()  # ended already
+    errors += [failed[n] for n in sorted(failed)]
     interrupts = [e for e in errors if isinstance(e, KeyboardInterrupt)]
     if interrupts or errors:
         raise (interrupts or errors)[0]

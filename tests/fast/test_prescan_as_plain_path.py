@@ -205,8 +205,9 @@ def test_core_worktree_elsewhere_fails_as_the_plain_path(repo: Repo, tmp_path: P
     twin_holder, _ = _worktree_elsewhere(repo, tmp_path, "twin")
     ours = launch(repo, "save", "-m", "x", expect=None, cwd=holder)
     theirs = run_plain(repo, "save", "-m", "x", cwd=twin_holder)
-    # Both exit 4 (`for-each-ref ... not a git repository`): the save path runs git in
-    # the work tree core.worktree names, which has no .git (not the early scan's doing).
+    # Both exit 4 (`not a git repository`, said of the same git call): the save path
+    # runs git in the work tree core.worktree names, which has no .git (not the early
+    # scan's doing).
     assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
     no_traceback(ours)
     assert scratch_left(holder / ".git") == [] and lock_free(holder / ".git")
