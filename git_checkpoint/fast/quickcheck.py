@@ -183,7 +183,6 @@ def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before
     head = head_commit(repo.common_dir, now.head_text)
     if head is None or head != saved["trees"].get("base"):
         return False
-    if quickstate.refs_seen(repo, saved["task"]) != saved["refs"]:
+    if quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]:
         return False
-    ref_name = str(saved["ref"]).rsplit("/", 1)[-1]
-    return bool(saved["refs"]["loose"].get(ref_name) == saved["commit"])
+    return bool(saved["refs"]["latest"] == saved["commit"])

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # the hook path imports this module: no typing, pathlib, data
         def common_dir(self) -> str | os.PathLike[str]: ...
 
 
-VERSION = 2  # 2: the kept index is the real index as scanned, W is grafted on it
+VERSION = 3  # 2: the kept index is the real index as scanned, W is grafted on it;
+# 3: the task's refs by folder listing (refs_seen)
 STARTED_NS = time.time_ns()  # before this process read any configuration
 RACY_NS = 1_000_000_000  # a file touched this close to a scan may change unseen by stat
 TAIL = 32  # the index's checksum trailer (20 bytes for SHA-1, 32 for SHA-256), and more
@@ -96,24 +97,33 @@ def stats_trusted(
     )
 
 
-def refs_seen(repo: RepoPaths, task: str) -> dict[str, Any] | None:
-    """The task's loose refs (name -> content) and packed-refs' stat data; None when refs
-    are not plain files (reftable)."""
+def refs_seen(repo: RepoPaths, task: str, latest: str) -> dict[str, Any] | None:
+    """What tells whether the task's refs changed since: each entry of its ref folder by
+    name and inode (git writes a ref to a lock file and renames it into place, so a
+    ref written again is a new inode; read from the folder listing, no file opened),
+    the content of `latest` (the ref of its latest checkpoint: a ref deleted and made
+    again may get its inode back), and packed-refs' stat data. None when refs are not
+    plain files (reftable). Its cost does not grow with the task's checkpoints."""
     if os.path.exists(os.path.join(repo.common_dir, "reftable")):
         return None
-    loose: dict[str, str] = {}
+    entries: dict[str, int] = {}
     base = os.path.join(repo.common_dir, "refs", "checkpoints", task)
     try:
-        entries = list(os.scandir(base))
+        listed = list(os.scandir(base))
     except (FileNotFoundError, NotADirectoryError):
-        entries = []
-    for entry in entries:
-        if entry.is_file(follow_symlinks=False):
-            with open(entry.path, "rb") as fh:
-                loose[entry.name] = fh.read().decode("ascii", "replace").strip()
-        else:
-            loose[entry.name + "/"] = ""
-    return {"loose": loose, "packed": file_stat(os.path.join(repo.common_dir, "packed-refs"))}
+        listed = []
+    for entry in listed:
+        entries[entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")] = entry.inode()
+    try:
+        with open(os.path.join(repo.common_dir, latest), "rb") as fh:
+            content: str | None = fh.read().decode("ascii", "replace").strip()
+    except OSError:
+        content = None  # (packed, or gone: the listing says which)
+    return {
+        "entries": entries,
+        "latest": content,
+        "packed": file_stat(os.path.join(repo.common_dir, "packed-refs")),
+    }
 
 
 def include_argv(

@@ -212,49 +212,101 @@ def refs_in_folder(
     Entries of folders below are not listed. None when the files do not say as git
     would: a reftable, a name `leaf_ok` refuses (git may list it, the caller would
     not expect it), a symref, or content git reads its own way."""
-    common = os.fspath(common_dir)
-    if os.path.exists(os.path.join(common, "reftable")):
+    listing = RefFolder.listed(common_dir, folder, leaf_ok)
+    if listing is None:
         return None
     found: dict[str, str] = {}
-    try:
-        entries = list(os.scandir(os.path.join(common, folder)))
-    except (FileNotFoundError, NotADirectoryError):
-        entries = []
-    except OSError:
-        return None
-    for entry in entries:  # loose first: a ref packed meanwhile is in packed-refs after
-        if entry.name.endswith(".lock"):
-            continue  # (git's own write in progress: the ref is still what it was)
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                continue  # (other tasks' refs)
-            if not entry.is_file(follow_symlinks=False) or not leaf_ok(entry.name):
-                return None
-            with open(entry.path, "rb") as fh:
-                oid = loose_ref_id(fh.read())
-        except FileNotFoundError:
-            continue  # packed (or deleted) since the listing
-        except OSError:
-            return None
+    for name in listing.names:
+        oid = listing.id_of(name)
         if oid is None:
             return None
-        found[folder + entry.name] = oid
+        if oid:
+            found[name] = oid
+    return found
+
+
+class RefFolder:
+    """The refs directly in a folder, listed by name (the folder read, and packed-refs),
+    each loose one's file read only when its id is asked for: what a caller that needs
+    the newest few of many refs pays for, and no more."""
+
+    def __init__(self, common: str, folder: str, names: dict[str, str]) -> None:
+        self.common = common
+        self.folder = folder
+        self.names = names  # full name -> its packed id, "" for a loose ref (read on demand)
+
+    @classmethod
+    def listed(
+        cls, common_dir: str | os.PathLike[str], folder: str, leaf_ok: Callable[[str], bool]
+    ) -> RefFolder | None:
+        """The folder's refs by name; None when the files do not say as git would (as
+        refs_in_folder)."""
+        common = os.fspath(common_dir)
+        if os.path.exists(os.path.join(common, "reftable")):
+            return None
+        names: dict[str, str] = {}
+        try:
+            entries = list(os.scandir(os.path.join(common, folder)))
+        except (FileNotFoundError, NotADirectoryError):
+            entries = []
+        except OSError:
+            return None
+        for entry in entries:  # loose first: a ref packed meanwhile is in packed-refs after
+            if entry.name.endswith(".lock"):
+                continue  # (git's own write in progress: the ref is still what it was)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    continue  # (other tasks' refs)
+                if not entry.is_file(follow_symlinks=False) or not leaf_ok(entry.name):
+                    return None
+            except OSError:
+                return None
+            names[folder + entry.name] = ""
+        packed = _packed_in_folder(common, folder, leaf_ok)
+        if packed is None:
+            return None
+        for name, oid in packed.items():
+            names.setdefault(name, oid)
+        return cls(common, folder, names)
+
+    def id_of(self, name: str) -> str | None:
+        """The id `name` (one of `names`) names now: its loose file's, else its packed
+        one's; "" when it is gone since the listing; None when the files no longer say
+        as git would (the caller asks git)."""
+        if self.names.get(name):
+            return self.names[name]
+        try:
+            with open(os.path.join(self.common, name), "rb") as fh:
+                return loose_ref_id(fh.read())
+        except FileNotFoundError:
+            pass  # packed since the listing (pack-refs writes packed-refs first), or deleted
+        except OSError:
+            return None
+        packed = _packed_in_folder(self.common, self.folder, lambda leaf: True)
+        return None if packed is None else packed.get(name, "")
+
+
+def _packed_in_folder(
+    common: str, folder: str, leaf_ok: Callable[[str], bool]
+) -> dict[str, str] | None:
+    """packed-refs' refs directly in `folder`: name -> id; None when git would read them
+    otherwise (a name `leaf_ok` refuses, a name packed twice: git takes one line or the
+    other)."""
     try:
         with open(os.path.join(common, "packed-refs"), "rb") as fh:
             packed = fh.read().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
-        return found
+        return {}
     except OSError:
         return None
-    packed_names: set[str] = set()
+    found: dict[str, str] = {}
     for line in packed.split("\n"):
         if not line or line[0] in "#^":
             continue
         oid, _, name = line.partition(" ")
         if not name.startswith(folder) or "/" in name[len(folder) :]:
             continue
-        if not is_oid(oid) or not leaf_ok(name[len(folder) :]) or name in packed_names:
-            return None  # (a name packed twice: git takes one line or the other)
-        packed_names.add(name)
-        found.setdefault(name, oid)
+        if not is_oid(oid) or not leaf_ok(name[len(folder) :]) or name in found:
+            return None
+        found[name] = oid
     return found

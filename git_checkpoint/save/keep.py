@@ -79,7 +79,7 @@ def record(
         forget(repo)
         discard(seed)
         return
-    refs = quickstate.refs_seen(repo, task)
+    refs = quickstate.refs_seen(repo, task, ref)
     if refs is None:
         forget(repo)
         discard(seed)

@@ -32,7 +32,7 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         or current.get("commit") != saved["commit"]
         or [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)]
         != saved["paths"]
-        or quickstate.refs_seen(repo, saved["task"]) != saved["refs"]
+        or quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]
     ):
         return None
     scan = found.scan

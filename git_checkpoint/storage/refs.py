@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..core.anytype import Any
 from ..core.errors import UsageError
 from ..core.text import counted
-from ..gitcore.locate import refs_in_folder
+from ..gitcore.locate import RefFolder
 from ..gitcore.repo import Repo
 from .manifest import parse_manifest
 
@@ -263,16 +263,15 @@ def recent_checkpoints(repo: Repo, task: str) -> list[Checkpoint]:
     return TaskListing(repo, task).recent()
 
 
-def _task_refs(repo: Repo, task: str) -> list[tuple[str, str]]:
-    """(ref, commit id) of each ref under the task's folder: from the ref files where
-    they say what for-each-ref would (locate.refs_in_folder), else from git."""
-    folder = f"{REF_ROOT}{task}/"
-    found = refs_in_folder(repo.common_dir, folder, _plain_id)
-    if found is not None:
-        return list(found.items())
+def _refs_from_git(repo: Repo, folder: str) -> list[tuple[str, str]]:
+    """(ref, commit id) of each ref under `folder`, as `git for-each-ref` lists them."""
     out = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", folder)
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     return [(ref, oid) for ref, _, oid in (line.partition("\0") for line in lines)]
+
+
+class _AskGit(Exception):
+    """A ref file read late says what only git can read (locate.RefFolder.id_of)."""
 
 
 def _plain_id(name: str) -> bool:
@@ -289,19 +288,45 @@ class TaskListing:
 
     def __init__(self, repo: Repo, task: str) -> None:
         self._repo = repo
+        self._task = task
         self._read: list[Checkpoint] = []  # newest first, what is a checkpoint of those read
-        self._unread: list[tuple[int, str, str]] = []  # number, ref, commit; oldest first
-        self._ids: dict[str, tuple[str, str]] = {}  # id -> ref, commit
+        # number, ref, commit ("": a loose ref whose file is read when it is reached); oldest first
+        self._unread: list[tuple[int, str, str]] = []
+        self._ids: dict[str, tuple[str, str]] = {}  # id -> ref, commit (or "", as above)
+        self._files: RefFolder | None = None  # where the ids not read yet are read
         if any((repo.common_dir / p).exists() for p in ("shallow", "info/grafts")):
             # Parents other than those a commit names: as for-each-ref reads them.
             self._read = task_checkpoints(repo, task)[::-1]
             return
-        for ref, oid in _task_refs(repo, task):
+        folder = f"{REF_ROOT}{task}/"
+        self._files = RefFolder.listed(repo.common_dir, folder, _plain_id)
+        if self._files is not None:  # names only: a file is read when its ref is reached
+            self._list(list(self._files.names.items()))
+        else:
+            self._list(_refs_from_git(repo, folder))
+
+    def _list(self, refs: list[tuple[str, str]]) -> None:
+        self._read, self._unread, self._ids = [], [], {}
+        for ref, oid in refs:
             parsed = split_ref(ref)
-            if parsed is not None and parsed[0] == task:
+            if parsed is not None and parsed[0] == self._task:
                 self._unread.append((int(parsed[1][3:]), ref, oid))
                 self._ids[parsed[1]] = ref, oid
         self._unread.sort()
+
+    def _resolved(self, ref: str, oid: str) -> str:
+        """The commit id of `ref`, its file read if not yet; "" when it is gone."""
+        if oid or self._files is None:
+            return oid
+        found = self._files.id_of(ref)
+        if found is None:
+            raise _AskGit()
+        return found
+
+    def _from_git(self) -> None:
+        """Start over from git's listing (a ref file said what only git reads)."""
+        self._files = None
+        self._list(_refs_from_git(self._repo, f"{REF_ROOT}{self._task}/"))
 
     def _more(self) -> bool:
         """Read the next few commits down; False when all are read."""
@@ -309,8 +334,14 @@ class TaskListing:
             return False
         batch = max(2, 4 * len(self._read))  # usually the newest, or a safety and the one before
         chunk, self._unread = self._unread[-batch:], self._unread[:-batch]
-        found = self._repo.objects.read_specs([oid for _, _, oid in chunk])
-        for (_, ref, oid), answer in zip(reversed(chunk), reversed(found), strict=True):
+        try:
+            named = [(ref, self._resolved(ref, oid)) for _, ref, oid in chunk]
+        except _AskGit:
+            self._from_git()
+            return True
+        named = [(ref, oid) for ref, oid in named if oid]  # (deleted since the listing)
+        found = self._repo.objects.read_specs([oid for _, oid in named])
+        for (ref, oid), answer in zip(reversed(named), reversed(found), strict=True):
             cp = _from_commit(ref, oid, answer)
             if cp is not None:  # else not a checkpoint (task_checkpoints leaves it out too)
                 self._read.append(cp)
@@ -342,6 +373,13 @@ class TaskListing:
         if read is not None or cp_id not in self._ids:
             return read
         ref, oid = self._ids[cp_id]
+        try:
+            oid = self._resolved(ref, oid)
+        except _AskGit:
+            self._from_git()
+            return self.by_id(cp_id)
+        if not oid:
+            return None  # (deleted since the listing)
         return _from_commit(ref, oid, self._repo.objects.read_specs([oid])[0])
 
 

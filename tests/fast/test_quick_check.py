@@ -215,3 +215,36 @@ def test_git_dir_from_the_environment_is_never_quick(
 def test_subfolder_cwd(saved: Repo) -> None:
     assert quick(saved.path / "src")
     assert auto(saved, cwd=saved.path / "src") is None
+
+
+def test_a_checkpoint_ref_git_writes_again_is_a_change(saved: Repo) -> None:
+    """git writes a ref to a lock file and renames it into place: the task's ref folder
+    is read by name and inode, no ref file opened but the latest's."""
+    saved.write("src/app.py", "print('other')\n")
+    saved.cp("save", "-m", "newer")
+    saved.write("src/app.py", "print('other again')\n")
+    settled_save(saved)  # cp_003, the latest: the quick state vouches for it
+    assert quick(saved.path)
+    head = saved.git("rev-parse", "HEAD").strip()
+    saved.git("update-ref", "refs/checkpoints/main/cp_001", head)  # an older one, rewritten
+    assert not quick(saved.path)
+
+
+def test_a_checkpoint_ref_git_adds_is_a_change(saved: Repo) -> None:
+    head = saved.git("rev-parse", "HEAD").strip()
+    saved.git("update-ref", "refs/checkpoints/main/cp_900", head)
+    assert not quick(saved.path)
+
+
+def test_packed_checkpoint_refs_are_a_change(saved: Repo) -> None:
+    saved.git("pack-refs", "--all")
+    assert not quick(saved.path)
+
+
+def test_the_latest_ref_deleted_and_made_again_elsewhere_is_a_change(saved: Repo) -> None:
+    """The file system may give the new ref file its old inode: its content decides."""
+    ref = "refs/checkpoints/main/cp_001"
+    head = saved.git("rev-parse", "HEAD").strip()
+    saved.git("update-ref", "-d", ref)
+    saved.git("update-ref", ref, head)
+    assert not quick(saved.path)

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 import pytest
 
 from git_checkpoint.core.errors import UsageError
-from git_checkpoint.gitcore import inprocess
+from git_checkpoint.gitcore import inprocess, locate
 from git_checkpoint.gitcore.repo import Repo as GitRepo
 from git_checkpoint.storage.refs import (
     Checkpoint,
     TaskListing,
+    _plain_id,
     recent_checkpoints,
     resolve,
     task_checkpoints,
@@ -154,3 +155,53 @@ def test_parents_are_those_git_reads(repo: Repo, reading: None) -> None:
     (repo.path / ".git/shallow").write_text(shallow + "\n")
     assert [c.id for c in same_end(repo)] == ["cp_002"]
     assert resolved(repo, "@", None) == resolved(repo, "cp_002", None)
+
+
+def copies_of_the_latest(repo: Repo, count: int) -> None:
+    """`count` more refs in the task, each naming the latest checkpoint's commit."""
+    latest = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    lines = "".join(
+        f"create refs/checkpoints/main/cp_{n:03d} {latest}\n" for n in range(2, count + 2)
+    )
+    repo.git("update-ref", "--stdin", input=lines.encode())
+
+
+def test_a_save_opens_the_ref_files_of_the_checkpoints_it_reads_and_no_other(
+    repo: Repo, reading: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saves(repo, 1)
+    copies_of_the_latest(repo, 60)
+    opened: list[str] = []
+
+    def counted(path: str, *args: object, **kwargs: object) -> object:
+        if "refs/checkpoints" in str(path):
+            opened.append(str(path))
+        return open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(locate, "open", counted, raising=False)
+    assert [c.id for c in same_end(repo)] == ["cp_061"]
+    assert 0 < len(opened) <= 2, opened  # (the whole listing goes through git)
+
+
+def test_a_ref_packed_or_deleted_after_the_listing_is_read_where_it_went(repo: Repo) -> None:
+    saves(repo, 3)
+    folder = locate.RefFolder.listed(repo.path / ".git", "refs/checkpoints/main/", _plain_id)
+    assert folder is not None
+    first = repo.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    repo.git("pack-refs", "--all")  # the loose files go: packed-refs has them
+    assert folder.id_of("refs/checkpoints/main/cp_001") == first
+    repo.git("update-ref", "-d", "refs/checkpoints/main/cp_002")
+    assert folder.id_of("refs/checkpoints/main/cp_002") == ""
+
+
+def test_a_broken_ref_met_late_leaves_the_listing_to_git(repo: Repo, reading: None) -> None:
+    """An id with whitespace before it is a broken ref to git, which lists the others."""
+    saves(repo, 3)
+    newest = repo.path / ".git/refs/checkpoints/main/cp_003"
+    newest.write_text(" " + newest.read_text())
+    assert [c.id for c in same_end(repo)] == ["cp_002"]
+    git_repo = GitRepo.discover(str(repo.path))
+    assert TaskListing(git_repo, "main").by_id("cp_003") is None
+    assert whole(TaskListing(git_repo, "main").by_id("cp_001")) == whole(  # type: ignore[arg-type]
+        task_checkpoints(git_repo, "main")[0]
+    )
