@@ -185,4 +185,5 @@ def _same_before_scan(repo: Paths, saved: dict[str, Any], now: quickstate.Before
         return False
     if quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]:
         return False
-    return bool(saved["refs"]["latest"] == saved["commit"])
+    latest = str(saved["ref"]).rpartition("/")[2]
+    return bool(saved["refs"]["contents"].get(latest) == saved["commit"])

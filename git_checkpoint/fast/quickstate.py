@@ -101,29 +101,43 @@ def refs_seen(repo: RepoPaths, task: str, latest: str) -> dict[str, Any] | None:
     """What tells whether the task's refs changed since: each entry of its ref folder by
     name and inode (git writes a ref to a lock file and renames it into place, so a
     ref written again is a new inode; read from the folder listing, no file opened),
-    the content of `latest` (the ref of its latest checkpoint: a ref deleted and made
-    again may get its inode back), and packed-refs' stat data. None when refs are not
-    plain files (reftable). Its cost does not grow with the task's checkpoints."""
+    the content of `latest` (the ref of its latest checkpoint) and of any ref numbered
+    above it (one that names no checkpoint, until it does: a ref deleted and made again
+    may get its inode back), and packed-refs' stat data. None when refs are not plain
+    files (reftable). Its cost does not grow with the task's checkpoints."""
     if os.path.exists(os.path.join(repo.common_dir, "reftable")):
         return None
     entries: dict[str, int] = {}
+    folder, _, leaf = latest.rpartition("/")
     base = os.path.join(repo.common_dir, "refs", "checkpoints", task)
     try:
         listed = list(os.scandir(base))
     except (FileNotFoundError, NotADirectoryError):
         listed = []
+    number = _number(leaf)
+    contents: dict[str, str | None] = {leaf: None}
     for entry in listed:
         entries[entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")] = entry.inode()
-    try:
-        with open(os.path.join(repo.common_dir, latest), "rb") as fh:
-            content: str | None = fh.read().decode("ascii", "replace").strip()
-    except OSError:
-        content = None  # (packed, or gone: the listing says which)
+        above = _number(entry.name)
+        if number is not None and above is not None and above > number:
+            contents[entry.name] = None
+    for name in contents:
+        try:
+            with open(os.path.join(repo.common_dir, folder, name), "rb") as fh:
+                contents[name] = fh.read().decode("ascii", "replace").strip()
+        except OSError:
+            pass  # (packed, or gone: the listing says which)
     return {
         "entries": entries,
-        "latest": content,
+        "contents": contents,
         "packed": file_stat(os.path.join(repo.common_dir, "packed-refs")),
     }
+
+
+def _number(name: str) -> int | None:
+    """A checkpoint id's number (cp_012: 12); None for another name."""
+    digits = name[3:]
+    return int(digits) if name[:3] == "cp_" and digits.isascii() and digits.isdigit() else None
 
 
 def include_argv(

@@ -248,3 +248,22 @@ def test_the_latest_ref_deleted_and_made_again_elsewhere_is_a_change(saved: Repo
     saved.git("update-ref", "-d", ref)
     saved.git("update-ref", ref, head)
     assert not quick(saved.path)
+
+
+def test_a_ref_above_the_latest_that_comes_to_name_a_checkpoint_is_a_change(saved: Repo) -> None:
+    """A ref numbered above the latest checkpoint that names none (a save passes it by)
+    becomes `@` once it names one: its content counts, whatever its inode (a file
+    written in place keeps it, as a ref deleted and made again may)."""
+    head = saved.git("rev-parse", "HEAD").strip()
+    saved.git("update-ref", "refs/checkpoints/main/cp_005", head)  # no checkpoint
+    saved.write("src/app.py", "print('third')\n")
+    settled_save(saved)
+    assert quick(saved.path)
+    first = saved.git("rev-parse", "refs/checkpoints/main/cp_001").strip()
+    ref = saved.path / ".git/refs/checkpoints/main/cp_005"
+    inode = ref.stat().st_ino
+    with ref.open("r+") as fh:  # in place: the same inode
+        fh.write(first + "\n")
+    assert ref.stat().st_ino == inode
+    assert not quick(saved.path)
+    assert auto(saved) is not None
