@@ -464,21 +464,11 @@ class Repo:
     @cached_property
     def _config(self) -> list[tuple[str, str]]:
         """Our `checkpoint.*` keys, the origin URL, core.ignoreCase, core.autocrlf, and
-        what says how git writes objects and commits (formats.CONFIG_PATTERN), read once;
-        git's last answer while nothing it reads has changed (configcache.py)."""
-        from . import configcache
-
-        digest = configcache.key(self.git_dir, self.common_dir)
-        kept = configcache.lookup(self.common_dir, digest) if digest is not None else None
-        if kept is not None:
-            return kept
+        what says how git writes objects and commits (formats.CONFIG_PATTERN), read once."""
         proc = self.run(["config", "-z", "--get-regexp", CONFIG_PATTERN], check=False)
         if proc.returncode not in (0, 1):
             raise GitFailed(["config", "--get-regexp"], proc.returncode, proc.stderr.decode())
-        pairs = parse_config(proc.stdout)
-        if digest is not None and configcache.key(self.git_dir, self.common_dir) == digest:
-            configcache.keep(self.common_dir, digest, pairs)  # (nothing changed meanwhile)
-        return pairs
+        return parse_config(proc.stdout)
 
     def remember_config(self, pairs: list[tuple[str, str]]) -> None:
         """What `_config` would read, read already (by the hook's quick check)."""
