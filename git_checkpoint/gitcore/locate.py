@@ -230,9 +230,12 @@ class RefFolder:
     each loose one's file read only when its id is asked for: what a caller that needs
     the newest few of many refs pays for, and no more."""
 
-    def __init__(self, common: str, folder: str, names: dict[str, str]) -> None:
+    def __init__(
+        self, common: str, folder: str, leaf_ok: Callable[[str], bool], names: dict[str, str]
+    ) -> None:
         self.common = common
         self.folder = folder
+        self.leaf_ok = leaf_ok
         self.names = names  # full name -> its packed id, "" for a loose ref (read on demand)
 
     @classmethod
@@ -267,7 +270,7 @@ class RefFolder:
             return None
         for name, oid in packed.items():
             names.setdefault(name, oid)
-        return cls(common, folder, names)
+        return cls(common, folder, leaf_ok, names)
 
     def id_of(self, name: str) -> str | None:
         """The id `name` (one of `names`) names now: its loose file's, else its packed
@@ -282,7 +285,7 @@ class RefFolder:
             pass  # packed since the listing (pack-refs writes packed-refs first), or deleted
         except OSError:
             return None
-        packed = _packed_in_folder(self.common, self.folder, lambda leaf: True)
+        packed = _packed_in_folder(self.common, self.folder, self.leaf_ok)
         return None if packed is None else packed.get(name, "")
 
 
