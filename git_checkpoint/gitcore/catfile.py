@@ -143,9 +143,10 @@ class Objects:
             return self._read_git(specs, keep=keep)
         answers: list[tuple[str, bytes] | None] = []
         left: list[int] = []  # for git
+        folders: inprocess.Folders = {}
         for n, spec in enumerate(specs):
             try:
-                answers.append(inprocess.read(odb, spec))
+                answers.append(inprocess.read(odb, spec, folders=folders))
             except inprocess.Unknown:
                 answers.append(None)
                 left.append(n)

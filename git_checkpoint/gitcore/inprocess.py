@@ -67,25 +67,42 @@ def _replaces(common: Path) -> bool:
         return False
 
 
-def read(odb: pygit2.Odb, spec: str, limit: int | None = None) -> Answer:
+# A tree's entries by name, as a lookup finds them; the trees one request has looked
+# through, by id (None: a tree only git reads).
+Lookup = dict[bytes, tuple[bytes, str]]
+Folders = dict[str, Lookup | None]
+
+
+def read(
+    odb: pygit2.Odb, spec: str, limit: int | None = None, folders: Folders | None = None
+) -> Answer:
     """The object `spec` names (an id, or `<tree>:<path>`): (kind, bytes), or None when
     git would answer "missing". Unknown: git must answer (not here, too big for
-    `limit`, or a path through something other than a well-formed tree)."""
+    `limit`, or a path through something other than a well-formed tree). `folders`:
+    the trees already looked through by earlier specs of the same request, each read
+    and parsed once (a graft names every folder on the way to each changed file)."""
     oid, colon, path = spec.partition(":")
     if not is_oid(oid):
         raise Unknown(spec)
     if not colon or not path:
         return _object(odb, oid, limit)
+    if folders is None:
+        folders = {}
     folder = True  # the first name is looked up in the tree the spec names
     for name in path.encode("utf-8", "surrogateescape").split(b"/"):
         if not name:
             raise Unknown(spec)
         if not folder:
             return None  # git goes down only through an entry whose mode is a folder's
-        found = _object(odb, oid, None)
-        if found is None or found[0] != "tree":
+        if oid not in folders:
+            found = _object(odb, oid, None)
+            if found is None or found[0] != "tree":
+                raise Unknown(spec)
+            folders[oid] = _lookup(found[1])
+        entries = folders[oid]
+        if entries is None:
             raise Unknown(spec)
-        entry = _entry(found[1], name)
+        entry = entries.get(name)
         if entry is None:
             return None
         mode, oid = entry
@@ -97,23 +114,22 @@ def _is_folder(mode: bytes) -> bool:
     return canonical_mode(int(mode, 8)) == TREE_MODE
 
 
-def _entry(raw: bytes, name: bytes) -> tuple[bytes, str] | None:
-    """`name`'s (mode, id) in a tree, as git finds it; Unknown for a tree that is not
-    in git's order or names an entry twice, where git's lookup (which stops at the
-    first name that sorts after the one it wants) and a plain search part."""
+def _lookup(raw: bytes) -> Lookup | None:
+    """A tree's entries by name ((mode, id)), as git's lookup finds them; None for a
+    tree that is not in git's order or names an entry twice, where git's lookup (which
+    stops at the first name that sorts after the one it wants) and a plain search part."""
     try:
         entries = raw_entries(raw)
     except ValueError:
-        raise Unknown(name) from None  # git's own parser has the last word
+        return None  # git's own parser has the last word
     last = b""
-    found = None
+    found: Lookup = {}
     for entry, mode, oid in entries:
         key = entry + b"/" if _is_folder(mode) else entry
         if key <= last:
-            raise Unknown(name)
+            return None
         last = key
-        if entry == name:
-            found = mode, oid
+        found[entry] = mode, oid
     return found
 
 
@@ -121,8 +137,7 @@ def _object(odb: pygit2.Odb, oid: str, limit: int | None) -> Answer:
     import pygit2
 
     try:
-        kind, size = odb.read_header(oid)
-        if limit is not None and size > limit:
+        if limit is not None and odb.read_header(oid)[1] > limit:
             raise Unknown(oid)
         kind, data = odb.read(oid)[:2]
     except (pygit2.GitError, KeyError, ValueError):

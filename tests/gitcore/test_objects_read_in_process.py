@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,3 +163,49 @@ def test_a_path_through_an_odd_tree_is_looked_up_as_git_looks_it_up(
     specs = [f"{t}:{p}" for t in trees for p in ("a", "a/x", "a/y", "a/z", "b", "b/z")]
     from_git, here = both_ways(repo, lambda: answers(repo, specs))
     assert here == from_git
+
+
+class CountingOdb:
+    """libgit2's object database, counting the objects read from it."""
+
+    def __init__(self, odb: object) -> None:
+        self.odb = odb
+        self.reads: list[str] = []
+
+    def read(self, oid: str) -> object:
+        self.reads.append(oid)
+        return self.odb.read(oid)  # type: ignore[attr-defined]
+
+    def read_header(self, oid: str) -> object:
+        return self.odb.read_header(oid)  # type: ignore[attr-defined]
+
+
+def test_folders_on_the_way_to_many_paths_are_each_read_once(repo: Repo, in_process: None) -> None:
+    """A graft asks for every folder on the way to each changed file: a request reads
+    each tree it goes through once, however many of its specs pass through it."""
+    folders = [f"src/pkg{i}/sub{j}" for i in range(4) for j in range(5)]
+    for folder in folders:
+        repo.write(f"{folder}/mod.py", f"{folder}\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "nested")
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    asked = sorted({f.rsplit("/", k)[0] for f in folders for k in range(3)})
+    specs = [f"{tree}:{f}" for f in asked]
+    specs += [f"{tree}:{f}/mod.py" for f in folders] + [f"{tree}:src/pkg9/none"]
+    from_git, _ = both_ways(repo, lambda: answers(repo, specs))
+    objects = Objects(repo.path, child_env())
+    try:
+        odb = objects._here()
+        assert odb is not None
+        counting = CountingOdb(odb)
+        objects._odb = counting
+        here = objects.read_specs(specs)
+    finally:
+        objects.close()
+    assert here == from_git
+    answered = Counter(repo.git("rev-parse", f"{tree}:{f}").strip() for f in asked)
+    reads = Counter(counting.reads)
+    # Each tree once to look through it, and once more for each spec it answers.
+    assert reads[tree] == 1
+    assert all(reads[oid] <= 1 + n for oid, n in answered.items())
+    assert sum(reads.values()) <= len(specs) + 1 + len(answered)
