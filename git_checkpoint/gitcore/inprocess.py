@@ -84,14 +84,16 @@ def read(
     oid, colon, path = spec.partition(":")
     if not is_oid(oid):
         raise Unknown(spec)
-    if not colon or not path:
+    if not colon:
         return _object(odb, oid, limit)
+    if not path:
+        raise Unknown(spec)  # `<id>:` is the tree of a commit or tag to git: git peels it
     if folders is None:
         folders = {}
     folder = True  # the first name is looked up in the tree the spec names
     for name in path.encode("utf-8", "surrogateescape").split(b"/"):
-        if not name:
-            raise Unknown(spec)
+        if not name or name in (b".", b"..") or b"\r" in name or b"\0" in name:
+            raise Unknown(spec)  # git reads these otherwise (a relative path, one line)
         if not folder:
             return None  # git goes down only through an entry whose mode is a folder's
         if oid not in folders:
@@ -125,8 +127,11 @@ def _lookup(raw: bytes) -> Lookup | None:
     last = b""
     found: Lookup = {}
     for entry, mode, oid in entries:
-        key = entry + b"/" if _is_folder(mode) else entry
-        if key <= last:
+        try:
+            key = entry + b"/" if _is_folder(mode) else entry
+        except ValueError:  # a mode that is no octal number
+            return None
+        if key <= last or entry in found:  # (a file and a folder of one name: in order)
             return None
         last = key
         found[entry] = mode, oid

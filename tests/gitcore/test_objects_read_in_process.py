@@ -159,8 +159,27 @@ def test_a_path_through_an_odd_tree_is_looked_up_as_git_looks_it_up(
         raw_tree(repo, [("40000", "a", inner), ("40000", "a", other)]),  # a twice
         raw_tree(repo, [("100644", "a", inner)]),  # a tree under a file's mode
         raw_tree(repo, [("040000", "a", inner)]),  # a folder's mode, zero-padded
+        raw_tree(repo, [("100644", "a", x), ("40000", "a", inner)]),  # a file and a folder
     ]
     specs = [f"{t}:{p}" for t in trees for p in ("a", "a/x", "a/y", "a/z", "b", "b/z")]
+    # A mode that is no octal number after the name looked up (git never reads that far).
+    odd = raw_tree(repo, [("100644", "a", x), ("100644", "b", y), ("8", "z", x)])
+    specs += [f"{odd}:a"]
+    from_git, here = both_ways(repo, lambda: answers(repo, specs))
+    assert here == from_git
+
+
+def test_a_path_git_reads_otherwise_than_as_names_is_left_to_git(
+    repo: Repo, in_process: None
+) -> None:
+    """`.` and `..` in a path, a carriage return (git reads specs line by line), a NUL
+    and an empty path (the tree of a commit, to git) are git's to read."""
+    x = blob(repo, b"x\n")
+    sub = raw_tree(repo, [("100644", "b", x)])
+    tree = raw_tree(repo, [("100644", "a", x), ("40000", "d", sub)])
+    commit = repo.git("commit-tree", tree, "-m", "odd").strip()
+    paths = ["./a", "d/./b", "d/../a", "a\r", "d/b\r", "a\0x"]
+    specs = [f"{tree}:{p}" for p in paths] + [f"{commit}:", f"{x}:", f"{commit}:d/b"]
     from_git, here = both_ways(repo, lambda: answers(repo, specs))
     assert here == from_git
 
