@@ -85,6 +85,23 @@ def overlay_stats(
     return {f: file_stat(os.path.join(root, f)) for f in files}
 
 
+def attribute_files(
+    repo: RepoPaths, config: Iterable[Sequence[str]]
+) -> dict[str, list[int] | None]:
+    """Stat data of the files of attributes git reads beside the work tree's
+    `.gitattributes`: the repository's info/attributes and the user's
+    (core.attributesFile, else git's default place for it). `config`: our git config
+    pairs, as read."""
+    named = [value for key, value in config if key == "core.attributesfile"]
+    if named:
+        user = os.path.join(str(repo.root), os.path.expanduser(named[-1]))
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME")
+        user = os.path.join(xdg or os.path.expanduser("~/.config"), "git", "attributes")
+    info = os.path.join(repo.common_dir, "info", "attributes")
+    return {path: file_stat(path) for path in (info, user)}
+
+
 def stats_trusted(
     stats: dict[str, list[int] | None], stamp_ns: int, absent_ok: bool = False
 ) -> bool:

@@ -53,7 +53,8 @@ CONFIG_PATTERN = (
     r"|(user|author|committer)\.(name|email)$|user\.useconfigonly$|commit\.gpgsign$"
     r"|i18n\.commitencoding$|core\.(loose)?compression$"
     r"|gc\.auto$|gc\.autopacklimit$|maintenance\.auto$"
-    r"|core\.quotepath$|core\.pager$|pager\.checkpoint$)"
+    r"|core\.quotepath$|core\.pager$|pager\.checkpoint$"
+    r"|core\.attributesfile$|core\.eol$|core\.filemode$|core\.symlinks$|filter\.)"
 )
 CONFIG_ARGV = ("config", "-z", "--get-regexp", CONFIG_PATTERN)
 

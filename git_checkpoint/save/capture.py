@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,7 +19,8 @@ from ..core.errors import GitFailed, Refused
 from ..fast import quickstate
 from ..fast.prescan import Early, Prescan
 from ..fast.quickstate import include_argv
-from ..gitcore.formats import GITLINK, Scan, nul_split, parse_status
+from ..gitcore.catfile import Tree
+from ..gitcore.formats import GITLINK, TREE_MODE, Scan, nul_split, parse_status
 from ..gitcore.repo import Repo, concurrently
 from ..gitcore.scan import scan
 from ..gitcore.spawn import Spawned
@@ -34,6 +35,10 @@ from .staged import (
     sparse_option,
     staged_capture,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)
@@ -299,7 +304,7 @@ def _fast_capture(
     changed_stats = quickstate.overlay_stats(repo.root, scanned.changed)  # before hashing
     worktree_tree, hashed = concurrently(
         lambda: graft.graft(repo, index_tree, {p: scanned.modes[p] for p in scanned.changed}),
-        lambda: _overlay_ahead(repo, cfg, scanned.untracked, seen),
+        lambda: _overlay_ahead(repo, cfg, scanned, seen, index_tree),
     )
     if worktree_tree is None:
         return None
@@ -307,12 +312,93 @@ def _fast_capture(
     return _FastCapture(tracked, scanned, changed_stats, seen, hashed)
 
 
-def _overlay_ahead(repo: Repo, cfg: Config, untracked: tuple[str, ...], seen: list[str]) -> Ahead:
+def _overlay_ahead(
+    repo: Repo, cfg: Config, scanned: Scan, seen: list[str], index_tree: str
+) -> Ahead:
     """finish_snapshot's overlay, chosen and hashed beside the graft (what it leaves
-    out is never hashed)."""
-    overlay, _ = choose_overlay(repo, cfg, untracked, seen)
+    out is never hashed); the files the last save hashed, unchanged since, are not
+    hashed again."""
+    overlay, _ = choose_overlay(repo, cfg, scanned.untracked, seen)
     stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
-    return Ahead(overlay, stats, overlay_tree(repo, overlay.files))
+    moved = (*scanned.changed, *scanned.deleted, *scanned.untracked)
+    prior = prior_overlay(repo, quickstate.load(repo), index_tree, moved)
+    known = reusable_entries(repo, prior, stats)
+    return Ahead(overlay, stats, overlay_tree(repo, overlay.files, known))
+
+
+def prior_overlay(
+    repo: Repo, saved: dict[str, Any] | None, index_tree: str, moved: Iterable[str]
+) -> PriorOverlay | None:
+    """The overlay of the save that recorded `saved` (its quick state), when hashing a
+    file now would give what it gave then: the same repository, the same index tree,
+    configuration and attribute files, no `.gitattributes` among the paths that moved
+    then (`saved`) or now (`moved`), and that save's checkpoint still the one its task's
+    refs name (so its objects are kept). None when anything differs."""
+    if saved is None:
+        return None
+    trees = saved.get("trees")
+    if not isinstance(trees, dict) or trees.get("index") != index_tree:
+        return None
+    tree = trees.get("overlay")
+    paths = [os.path.realpath(p) for p in (repo.root, repo.git_dir, repo.common_dir)]
+    if (
+        not tree
+        or saved.get("paths") != paths
+        or saved.get("config") != [list(p) for p in repo.config_pairs()]
+        or saved.get("attributes") != quickstate.attribute_files(repo, repo.config_pairs())
+    ):
+        return None
+    try:
+        before = [*saved["changed"], *saved["untracked"], *saved["deleted"]]
+        if any(_rules(p) for p in (*before, *moved)):
+            return None
+        if quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]:
+            return None
+        return PriorOverlay(dict(saved["overlay"]), str(tree), int(saved["overlay_bytes"]))
+    except (KeyError, TypeError, ValueError):  # a state.json not of our making: hash again
+        return None
+
+
+def _rules(path: str) -> bool:
+    """Whether `path` is a file of attributes, which change how files hash."""
+    return path.rpartition("/")[2] == ".gitattributes"
+
+
+def reusable_entries(
+    repo: Repo, prior: PriorOverlay | None, stats: dict[str, list[int] | None]
+) -> dict[str, tuple[str, str]]:
+    """The prior overlay's entry (mode, id) of each file whose stat data is what it was
+    when that save took it, before hashing it. That save's stat data is trusted (it was
+    kept only if every file was older than its scan by quickstate.RACY_NS), and a write
+    since would have moved the file's ctime: the content is the one it hashed. A file of
+    attributes whose stat data moved changes the rules: nothing is reused then."""
+    if prior is None or prior.tree is None:
+        return {}
+    same = [f for f, s in stats.items() if s is not None and prior.stats.get(f) == s]
+    moved = {f for f, s in stats.items() if prior.stats.get(f) != s} | (
+        set(prior.stats) - set(stats)
+    )
+    if not same or any(_rules(f) for f in moved):
+        return {}
+    entries = _flattened(repo, prior.tree)
+    return {f: entries[f] for f in same if f in entries}
+
+
+def _flattened(repo: Repo, tree: str) -> dict[str, tuple[str, str]]:
+    """A tree's files: path -> (octal mode, id)."""
+    out: dict[str, tuple[str, str]] = {}
+    folders = [("", tree)]
+    while folders:
+        prefix, oid = folders.pop()
+        found = repo.objects[oid]
+        if not isinstance(found, Tree):
+            return {}
+        for entry in found:
+            if entry.filemode == TREE_MODE:
+                folders.append((f"{prefix}{entry.name}/", str(entry.id)))
+            else:
+                out[f"{prefix}{entry.name}"] = (f"{int(entry.filemode):o}", str(entry.id))
+    return out
 
 
 def _tracked(trees: TrackedTrees) -> Snapshot:
@@ -361,7 +447,7 @@ def finish_snapshot(
         trusted = before is not None and quickstate.stats_trusted(stats, before.stamp_ns)
         tree = prior.tree if prior is not None and same and trusted else None
         if tree is None and not (prior is not None and same and trusted):
-            tree = overlay_tree(repo, overlay.files)
+            tree = overlay_tree(repo, overlay.files, reusable_entries(repo, prior, stats))
     files, size = overlay.files, overlay.size
     seed = None
     if kept is not None and before is not None and facts.untracked is not None:

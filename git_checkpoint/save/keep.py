@@ -120,6 +120,7 @@ def record(
         "exclude_args": list(seed.exclude_args),
         "overlay": seed.overlay,
         "overlay_bytes": seed.overlay_bytes,
+        "attributes": quickstate.attribute_files(repo, seed.config),
         "intent_to_add": list(seed.intent_to_add),
         "stamp_ns": before.stamp_ns,
         "trees": trees,

@@ -16,7 +16,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -323,16 +323,30 @@ def human_size(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
-def overlay_tree(repo: Repo, files: Iterable[str]) -> str | None:
-    """U's tree: `files` hashed from the work tree; None for an empty overlay."""
+def overlay_tree(
+    repo: Repo, files: Iterable[str], known: Mapping[str, tuple[str, str]] | None = None
+) -> str | None:
+    """U's tree: `files` hashed from the work tree; None for an empty overlay. `known`:
+    the entries (mode, id) of files an earlier checkpoint hashed and whose stat data
+    vouches that they have not changed since (capture.reusable_entries): taken as they
+    are, not read or hashed again."""
     files = list(files)
     if not files:
         return None
+    reused = {f: known[f] for f in files if f in known} if known and repo.sha1() else {}
+    left = [f for f in files if f not in reused]
+    if not left:
+        tree = graft.tree_of(repo, reused)
+        if tree is not None:
+            return tree
     with repo.temp_index() as env:
-        # --remove: a file gone since the scan (a build's temporary file) is left out,
-        # not a failed save; U holds what was there to hash.
-        argv = ("update-index", "--add", "--remove", "-z", "--stdin")
-        repo.git(*argv, stdin=nul_list(files), env=env)
+        if reused:
+            indexfile.write_seed(env["GIT_INDEX_FILE"], reused)
+        if left:
+            # --remove: a file gone since the scan (a build's temporary file) is left
+            # out, not a failed save; U holds what was there to hash.
+            argv = ("update-index", "--add", "--remove", "-z", "--stdin")
+            repo.git(*argv, stdin=nul_list(left), env=env)
         entries = indexfile.read_entries(env["GIT_INDEX_FILE"]) if repo.sha1() else None
         tree = graft.tree_of(repo, entries) if entries else None  # no write-tree process
         return tree or repo.git("write-tree", env=env).decode().strip()

@@ -18,7 +18,7 @@ from ..gitcore.formats import GITLINK
 from ..gitcore.repo import Repo
 from ..gitcore.spawn import link_or_copy
 from . import keep
-from .capture import KeptIndex, PriorOverlay, ScanFacts, Snapshot, finish_snapshot
+from .capture import KeptIndex, ScanFacts, Snapshot, finish_snapshot, prior_overlay
 from .graft import graft
 
 
@@ -67,11 +67,12 @@ def build_on(repo: Repo, cfg: Config, found: Found) -> Snapshot | None:
         changed_stats=found.changed_stats,
         before=found.before,
     )
+    moved = (*scan.changed, *scan.deleted, *scan.untracked)
     return finish_snapshot(
         repo,
         cfg,
         tracked,
         facts,
         kept=KeptIndex(kept, stamp_ns=int(saved["index_stamp_ns"])),
-        prior=PriorOverlay(saved["overlay"], trees["overlay"], int(saved["overlay_bytes"])),
+        prior=prior_overlay(repo, saved, trees["index"], moved),
     )
