@@ -85,13 +85,18 @@ def overlay_stats(
     return {f: file_stat(os.path.join(root, f)) for f in files}
 
 
-def attribute_files(
-    repo: RepoPaths, config: Iterable[Sequence[str]]
+SYSTEM_ATTRIBUTES = "/etc/gitattributes"  # git's system file where git is installed in /usr
+
+
+def rule_files(
+    repo: RepoPaths, files: Iterable[str], config: Iterable[Sequence[str]]
 ) -> dict[str, list[int] | None]:
-    """Stat data of the files of attributes git reads beside the work tree's
-    `.gitattributes`: the repository's info/attributes and the user's
-    (core.attributesFile, else git's default place for it). `config`: our git config
-    pairs, as read."""
+    """Stat data of every file of attributes that applies to `files` as git hashes them:
+    the `.gitattributes` of each folder on the way to each file, ignored or not (by its
+    path in the work tree), the repository's info/attributes, the user's
+    (core.attributesFile, else git's default place for it) and the system's (by their
+    full paths). A symlink's data is followed as well as its own. `config`: our git
+    config pairs, as read."""
     named = [value for key, value in config if key == "core.attributesfile"]
     if named:
         user = os.path.join(str(repo.root), os.path.expanduser(named[-1]))
@@ -99,7 +104,36 @@ def attribute_files(
         xdg = os.environ.get("XDG_CONFIG_HOME")
         user = os.path.join(xdg or os.path.expanduser("~/.config"), "git", "attributes")
     info = os.path.join(repo.common_dir, "info", "attributes")
-    return {path: file_stat(path) for path in (info, user)}
+    found = {path: rule_stat(path) for path in (info, user, SYSTEM_ATTRIBUTES)}
+    folders = {""}
+    for path in files:
+        folder = path.rpartition("/")[0]
+        while folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    for folder in folders:
+        rel = f"{folder}/.gitattributes" if folder else ".gitattributes"
+        found[rel] = rule_stat(os.path.join(repo.root, rel))
+    return found
+
+
+def rule_stat(path: str) -> list[int] | None:
+    """file_stat, and a symlink's target's too."""
+    own = file_stat(path)
+    if own is None or not stat.S_ISLNK(own[4]):
+        return own
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [*own, -1, -1, -1, -1, -1]
+    return [*own, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
+
+
+def rules_trusted(rules: list[int] | None, stamp_ns: int) -> bool:
+    """Stat data of a file of attributes vouches for its content (stats_trusted's rule,
+    for a symlink's target too)."""
+    limit = stamp_ns - RACY_NS
+    return rules is None or all(rules[i] < limit for i in (1, 2, 6, 7) if i < len(rules))
 
 
 def stats_trusted(

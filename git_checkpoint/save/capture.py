@@ -99,6 +99,7 @@ class Ahead:
     overlay: Overlay
     stats: dict[str, list[int] | None]  # taken before hashing them
     tree: str | None
+    rules: dict[str, list[int] | None]  # the files of attributes, as stats
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,8 @@ class PriorOverlay:
     stats: dict[str, list[int] | None]
     tree: str | None
     size: int
+    rules: dict[str, list[int] | None] = field(default_factory=dict)  # rule_files' then
+    stamp_ns: int = 0  # when that save began its scan: what its stat data is trusted by
 
 
 @dataclass(frozen=True)
@@ -320,20 +323,22 @@ def _overlay_ahead(
     hashed again."""
     overlay, _ = choose_overlay(repo, cfg, scanned.untracked, seen)
     stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
+    rules = quickstate.rule_files(repo, overlay.files, repo.config_pairs())  # (likewise)
     moved = (*scanned.changed, *scanned.deleted, *scanned.untracked)
     prior = prior_overlay(repo, quickstate.load(repo), index_tree, moved)
-    known = reusable_entries(repo, prior, stats)
-    return Ahead(overlay, stats, overlay_tree(repo, overlay.files, known))
+    known = reusable_entries(repo, prior, stats, rules)
+    return Ahead(overlay, stats, overlay_tree(repo, overlay.files, known), rules)
 
 
 def prior_overlay(
     repo: Repo, saved: dict[str, Any] | None, index_tree: str, moved: Iterable[str]
 ) -> PriorOverlay | None:
     """The overlay of the save that recorded `saved` (its quick state), when hashing a
-    file now would give what it gave then: the same repository, the same index tree,
-    configuration and attribute files, no `.gitattributes` among the paths that moved
-    then (`saved`) or now (`moved`), and that save's checkpoint still the one its task's
-    refs name (so its objects are kept). None when anything differs."""
+    file now could give what it gave then: the same repository, index tree and
+    configuration, no `.gitattributes` among the paths that moved then (`saved`) or now
+    (`moved`), and that save's checkpoint still the one its task's refs name (so its
+    objects are kept). None when anything differs. (The files of attributes are
+    compared file by file: reusable_entries.)"""
     if saved is None:
         return None
     trees = saved.get("trees")
@@ -345,7 +350,7 @@ def prior_overlay(
         not tree
         or saved.get("paths") != paths
         or saved.get("config") != [list(p) for p in repo.config_pairs()]
-        or saved.get("attributes") != quickstate.attribute_files(repo, repo.config_pairs())
+        or not isinstance(saved.get("attributes"), dict)
     ):
         return None
     try:
@@ -354,7 +359,13 @@ def prior_overlay(
             return None
         if quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]:
             return None
-        return PriorOverlay(dict(saved["overlay"]), str(tree), int(saved["overlay_bytes"]))
+        return PriorOverlay(
+            dict(saved["overlay"]),
+            str(tree),
+            int(saved["overlay_bytes"]),
+            rules=dict(saved["attributes"]),
+            stamp_ns=int(saved["stamp_ns"]),
+        )
     except (KeyError, TypeError, ValueError):  # a state.json not of our making: hash again
         return None
 
@@ -365,23 +376,54 @@ def _rules(path: str) -> bool:
 
 
 def reusable_entries(
-    repo: Repo, prior: PriorOverlay | None, stats: dict[str, list[int] | None]
+    repo: Repo,
+    prior: PriorOverlay | None,
+    stats: dict[str, list[int] | None],
+    rules: dict[str, list[int] | None],
 ) -> dict[str, tuple[str, str]]:
     """The prior overlay's entry (mode, id) of each file whose stat data is what it was
-    when that save took it, before hashing it. That save's stat data is trusted (it was
-    kept only if every file was older than its scan by quickstate.RACY_NS), and a write
-    since would have moved the file's ctime: the content is the one it hashed. A file of
-    attributes whose stat data moved changes the rules: nothing is reused then."""
+    when that save took it, before hashing it, and whose files of attributes (`rules`,
+    quickstate.rule_files: taken before hashing too) are as they were then. That save's
+    stat data is trusted (it was kept only if every file was older than its scan by
+    quickstate.RACY_NS; the files of attributes are held to the same), and a write since
+    would have moved a file's ctime: the content is the one it hashed, under the same
+    rules. A `.gitattributes` among the overlay's files that moved: nothing is reused."""
     if prior is None or prior.tree is None:
         return {}
-    same = [f for f, s in stats.items() if s is not None and prior.stats.get(f) == s]
     moved = {f for f, s in stats.items() if prior.stats.get(f) != s} | (
         set(prior.stats) - set(stats)
     )
-    if not same or any(_rules(f) for f in moved):
+    if any(_rules(f) for f in moved):
+        return {}
+    same_rules = {
+        path
+        for path, now in rules.items()
+        if path in prior.rules
+        and prior.rules[path] == now
+        and quickstate.rules_trusted(now, prior.stamp_ns)
+    }
+    whole_tree = [p for p in rules if p.startswith("/")]  # info/, the user's, the system's
+    if not all(p in same_rules for p in whole_tree):
+        return {}
+    same = [
+        f
+        for f, s in stats.items()
+        if s is not None and prior.stats.get(f) == s and _rules_held(f, same_rules)
+    ]
+    if not same:
         return {}
     entries = _flattened(repo, prior.tree)
     return {f: entries[f] for f in same if f in entries}
+
+
+def _rules_held(path: str, same: set[str]) -> bool:
+    """Whether the `.gitattributes` of every folder on the way to `path` is unchanged."""
+    folder = path
+    while folder:
+        folder = folder.rpartition("/")[0]
+        if (f"{folder}/.gitattributes" if folder else ".gitattributes") not in same:
+            return False
+    return True
 
 
 def _flattened(repo: Repo, tree: str) -> dict[str, tuple[str, str]]:
@@ -390,7 +432,10 @@ def _flattened(repo: Repo, tree: str) -> dict[str, tuple[str, str]]:
     folders = [("", tree)]
     while folders:
         prefix, oid = folders.pop()
-        found = repo.objects[oid]
+        try:
+            found = repo.objects[oid]
+        except (KeyError, ValueError):  # (a state.json not of our making)
+            return {}
         if not isinstance(found, Tree):
             return {}
         for entry in found:
@@ -434,7 +479,7 @@ def finish_snapshot(
     already (_overlay_ahead) from the same scan."""
     before = facts.before
     if ahead is not None:
-        overlay, stats, tree = ahead.overlay, ahead.stats, ahead.tree
+        overlay, stats, tree, rules = ahead.overlay, ahead.stats, ahead.tree, ahead.rules
         include_seen = facts.include_seen or []
     else:
         try:
@@ -443,11 +488,9 @@ def finish_snapshot(
             keep.discard_path(kept.path if kept else None)
             raise
         stats = quickstate.overlay_stats(repo.root, overlay.files)  # before hashing them
-        same = prior is not None and prior.stats == stats
-        trusted = before is not None and quickstate.stats_trusted(stats, before.stamp_ns)
-        tree = prior.tree if prior is not None and same and trusted else None
-        if tree is None and not (prior is not None and same and trusted):
-            tree = overlay_tree(repo, overlay.files, reusable_entries(repo, prior, stats))
+        rules = quickstate.rule_files(repo, overlay.files, repo.config_pairs())
+        known = reusable_entries(repo, prior, stats, rules)
+        tree = overlay_tree(repo, overlay.files, known)
     files, size = overlay.files, overlay.size
     seed = None
     if kept is not None and before is not None and facts.untracked is not None:
@@ -462,6 +505,7 @@ def finish_snapshot(
             includes=tuple(cfg.include),
             exclude_args=tuple(exclude_args(cfg)),
             overlay=stats,
+            rules=rules,
             config=repo.config_pairs(),
             intent_to_add=tracked.intent_to_add,
             overlay_bytes=size,

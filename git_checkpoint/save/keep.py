@@ -33,6 +33,7 @@ class Seed:
     includes: tuple[str, ...]  # the configured includes
     exclude_args: tuple[str, ...]  # the configured excludes, as ls-files options
     overlay: dict[str, list[int] | None]  # stat data of the captured overlay files
+    rules: dict[str, list[int] | None]  # of the files of attributes that apply to them
     config: list[tuple[str, str]]  # the git config pairs the save used
     intent_to_add: tuple[str, ...]  # `git add -N` entries of the real index
     overlay_bytes: int
@@ -120,7 +121,7 @@ def record(
         "exclude_args": list(seed.exclude_args),
         "overlay": seed.overlay,
         "overlay_bytes": seed.overlay_bytes,
-        "attributes": quickstate.attribute_files(repo, seed.config),
+        "attributes": seed.rules,
         "intent_to_add": list(seed.intent_to_add),
         "stamp_ns": before.stamp_ns,
         "trees": trees,

@@ -6,6 +6,7 @@ checkpoint gone) hashes every file again."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -109,22 +110,21 @@ def test_a_file_written_in_the_racy_margin_is_hashed_by_the_next_save(
     assert set(UNTRACKED) <= hashed(log)
 
 
-def crlf_repo(repo: Repo, tmp_path: Path) -> tuple[dict[str, str], Path]:
+def crlf_repo(
+    repo: Repo, tmp_path: Path, path: str = "notes/crlf.txt"
+) -> tuple[dict[str, str], Path]:
     repo.write(".gitattributes", "*.bin binary\n")
     repo.commit_all("attributes")
-    repo.write("notes/crlf.txt", b"one\r\ntwo\r\n")
+    repo.write(path, b"one\r\ntwo\r\n")
     aged()
     env, log = hashing_env(tmp_path)
     launch(repo, "save", "-m", "first", env=env)
-    assert "notes/crlf.txt" in hashed(log)
+    assert path in hashed(log)
     return env, log
 
 
-def saved_as_git_hashes(repo: Repo, n: int) -> None:
-    assert (
-        overlay_of(repo, n)["notes/crlf.txt"][1]
-        == git_hashes(repo, ["notes/crlf.txt"])["notes/crlf.txt"]
-    )
+def saved_as_git_hashes(repo: Repo, n: int, path: str = "notes/crlf.txt") -> None:
+    assert overlay_of(repo, n)[path][1] == git_hashes(repo, [path])[path]
 
 
 def test_an_edited_gitattributes_hashes_the_untracked_files_again(
@@ -139,21 +139,55 @@ def test_an_edited_gitattributes_hashes_the_untracked_files_again(
     assert overlay_of(repo, 2)["notes/crlf.txt"] != overlay_of(repo, 1)["notes/crlf.txt"]
 
 
-def attributes_file(repo: Repo) -> None:
+def info_attributes(repo: Repo, tmp_path: Path) -> None:
     (repo.path / ".git/info").mkdir(exist_ok=True)
     (repo.path / ".git/info/attributes").write_text("*.txt text\n")
 
 
-def autocrlf(repo: Repo) -> None:
+def autocrlf(repo: Repo, tmp_path: Path) -> None:
     repo.git("config", "core.autocrlf", "true")
 
 
-@pytest.mark.parametrize("change", [attributes_file, autocrlf], ids=["info-attributes", "autocrlf"])
-def test_rules_changed_outside_the_work_tree_hash_the_untracked_files_again(
-    repo: Repo, tmp_path: Path, change: Callable[[Repo], None]
+def ignored_gitattributes(repo: Repo, tmp_path: Path) -> None:
+    """A `.gitattributes` git ignores (info/exclude) still rules how the files beside it
+    hash."""
+    (repo.path / ".git/info").mkdir(exist_ok=True)
+    with open(repo.path / ".git/info/exclude", "a") as fh:
+        fh.write(".gitattributes\n")
+    repo.write("notes/.gitattributes", "*.txt text\n")
+
+
+def linked_info_attributes(repo: Repo, tmp_path: Path) -> None:
+    target = tmp_path / "shared-attributes"
+    target.write_text("*.bin binary\n")
+    (repo.path / ".git/info").mkdir(exist_ok=True)
+    os.symlink(target, repo.path / ".git/info/attributes")
+
+
+def edited_behind_the_link(repo: Repo, tmp_path: Path) -> None:
+    (tmp_path / "shared-attributes").write_text("*.txt text\n")
+
+
+def nothing(repo: Repo, tmp_path: Path) -> None:
+    pass
+
+
+RuleChange = Callable[[Repo, Path], None]
+RULE_CHANGES = {  # (before the first save, between the saves)
+    "info-attributes": (nothing, info_attributes),
+    "autocrlf": (nothing, autocrlf),
+    "ignored-gitattributes": (nothing, ignored_gitattributes),
+    "attributes-edited-behind-a-symlink": (linked_info_attributes, edited_behind_the_link),
+}
+
+
+@pytest.mark.parametrize("setup, change", RULE_CHANGES.values(), ids=RULE_CHANGES.keys())
+def test_rules_changed_anywhere_git_reads_them_hash_the_untracked_files_again(
+    repo: Repo, tmp_path: Path, setup: RuleChange, change: RuleChange
 ) -> None:
+    setup(repo, tmp_path)
     env, log = crlf_repo(repo, tmp_path)
-    change(repo)
+    change(repo, tmp_path)
     repo.write("README.md", "changed\n")
     aged()
     launch(repo, "save", "-m", "second", env=env)
@@ -171,3 +205,47 @@ def test_blobs_of_a_checkpoint_gone_are_hashed_again(repo: Repo, tmp_path: Path)
     launch(repo, "save", "-m", "second", env=env)
     assert set(UNTRACKED) <= hashed(log)
     repo.git("fsck", "--no-dangling")
+
+
+def test_a_quick_state_naming_no_tree_is_a_normal_save(repo: Repo, tmp_path: Path) -> None:
+    env, log = first_save(repo, tmp_path)
+    state = repo.path / ".git/checkpoint/quick/state.json"
+    data = json.loads(state.read_text())
+    data["trees"]["overlay"] = "1" * 40
+    state.write_text(json.dumps(data))
+    repo.write("README.md", "changed\n")
+    aged()
+    launch(repo, "save", "-m", "second", env=env)
+    assert set(UNTRACKED) <= hashed(log)
+    assert {p: e[1] for p, e in overlay_of(repo, 2).items()} == git_hashes(repo, list(UNTRACKED))
+
+
+def test_a_gitattributes_in_an_ignored_folder_above_an_included_one_hashes_it_again(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.write(".gitignore", "ign/\n")
+    repo.write(".checkpoint.yaml", "untracked:\n  include: [ign/sub/]\n")
+    env, log = crlf_repo(repo, tmp_path, "ign/sub/crlf.txt")
+    repo.write("ign/.gitattributes", "*.txt text\n")  # ignored, not included: it rules
+    repo.write("README.md", "changed\n")
+    aged()
+    launch(repo, "save", "-m", "second", env=env)
+    assert "ign/sub/crlf.txt" in hashed(log)
+    saved_as_git_hashes(repo, 2, "ign/sub/crlf.txt")
+
+
+def test_a_gitattributes_touched_near_the_last_scan_vouches_for_nothing(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Timestamps are coarse: a file of attributes written within the racy margin of the
+    last save's scan could change again unseen by its stat data."""
+    env, log = crlf_repo(repo, tmp_path)
+    state = repo.path / ".git/checkpoint/quick/state.json"
+    data = json.loads(state.read_text())
+    rules = (repo.path / ".gitattributes").stat()
+    data["stamp_ns"] = max(rules.st_mtime_ns, rules.st_ctime_ns) + 500_000_000
+    state.write_text(json.dumps(data))
+    repo.write("README.md", "changed\n")
+    aged()
+    launch(repo, "save", "-m", "second", env=env)
+    assert "notes/crlf.txt" in hashed(log)
