@@ -86,25 +86,49 @@ def overlay_stats(
 
 
 SYSTEM_ATTRIBUTES = "/etc/gitattributes"  # git's system file where git is installed in /usr
+# The files of attributes that rule every path, by the names rule_files keeps them under.
+WHOLE_TREE_RULES = ("@info", "@user", "@system")
+_FALSE = ("", "0", "false", "no", "off")  # GIT_ATTR_NOSYSTEM unset, as git reads it
 
 
 def rule_files(
     repo: RepoPaths, files: Iterable[str], config: Iterable[Sequence[str]]
-) -> dict[str, list[int] | None]:
+) -> dict[str, list[int] | None] | None:
     """Stat data of every file of attributes that applies to `files` as git hashes them:
     the `.gitattributes` of each folder on the way to each file, ignored or not (by its
-    path in the work tree), the repository's info/attributes, the user's
-    (core.attributesFile, else git's default place for it) and the system's (by their
-    full paths). A symlink's data is followed as well as its own. `config`: our git
-    config pairs, as read."""
+    path in the work tree), and under WHOLE_TREE_RULES the repository's info/attributes,
+    the user's (core.attributesFile, else git's default place for it) and the system's
+    (None where git reads none). A symlink's data is followed as well as its own.
+    `config`: our git config pairs, as read. None: git reads a file of attributes from a
+    place this cannot tell (core.attributesFile under `%(prefix)`)."""
     named = [value for key, value in config if key == "core.attributesfile"]
+    home = os.environ.get("HOME") or None
+    xdg = os.environ.get("XDG_CONFIG_HOME") or None
+    user: str | None
     if named:
-        user = os.path.join(str(repo.root), os.path.expanduser(named[-1]))
+        user = named[-1]
+        if user.startswith("%("):
+            return None
+        if user == "~" or user.startswith("~/"):
+            user = None if home is None else home + user[1:]
+        elif user.startswith("~"):
+            user = os.path.expanduser(user)
+    elif xdg is not None:
+        user = os.path.join(xdg, "git", "attributes")
     else:
-        xdg = os.environ.get("XDG_CONFIG_HOME")
-        user = os.path.join(xdg or os.path.expanduser("~/.config"), "git", "attributes")
-    info = os.path.join(repo.common_dir, "info", "attributes")
-    found = {path: rule_stat(path) for path in (info, user, SYSTEM_ATTRIBUTES)}
+        user = None if home is None else os.path.join(home, ".config", "git", "attributes")
+    nosystem = os.environ.get("GIT_ATTR_NOSYSTEM", "").lower() not in (
+        "",
+        "0",
+        "false",
+        "no",
+        "off",
+    )
+    found = {  # (git reads a relative path from the work tree's top, where it runs)
+        "@info": rule_stat(os.path.join(repo.common_dir, "info", "attributes")),
+        "@user": None if user is None else rule_stat(os.path.join(str(repo.root), user)),
+        "@system": None if nosystem else rule_stat(SYSTEM_ATTRIBUTES),
+    }
     folders = {""}
     for path in files:
         folder = path.rpartition("/")[0]

@@ -99,7 +99,7 @@ class Ahead:
     overlay: Overlay
     stats: dict[str, list[int] | None]  # taken before hashing them
     tree: str | None
-    rules: dict[str, list[int] | None]  # the files of attributes, as stats
+    rules: dict[str, list[int] | None] | None  # the files of attributes (rule_files)
 
 
 @dataclass(frozen=True)
@@ -355,7 +355,7 @@ def prior_overlay(
         return None
     try:
         before = [*saved["changed"], *saved["untracked"], *saved["deleted"]]
-        if any(_rules(p) for p in (*before, *moved)):
+        if any(_rules(str(p)) for p in (*before, *moved)):
             return None
         if quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]:
             return None
@@ -366,7 +366,7 @@ def prior_overlay(
             rules=dict(saved["attributes"]),
             stamp_ns=int(saved["stamp_ns"]),
         )
-    except (KeyError, TypeError, ValueError):  # a state.json not of our making: hash again
+    except (KeyError, TypeError, ValueError, AttributeError):  # a state.json not of ours
         return None
 
 
@@ -379,7 +379,7 @@ def reusable_entries(
     repo: Repo,
     prior: PriorOverlay | None,
     stats: dict[str, list[int] | None],
-    rules: dict[str, list[int] | None],
+    rules: dict[str, list[int] | None] | None,
 ) -> dict[str, tuple[str, str]]:
     """The prior overlay's entry (mode, id) of each file whose stat data is what it was
     when that save took it, before hashing it, and whose files of attributes (`rules`,
@@ -388,7 +388,7 @@ def reusable_entries(
     quickstate.RACY_NS; the files of attributes are held to the same), and a write since
     would have moved a file's ctime: the content is the one it hashed, under the same
     rules. A `.gitattributes` among the overlay's files that moved: nothing is reused."""
-    if prior is None or prior.tree is None:
+    if prior is None or prior.tree is None or rules is None:
         return {}
     moved = {f for f, s in stats.items() if prior.stats.get(f) != s} | (
         set(prior.stats) - set(stats)
@@ -402,8 +402,7 @@ def reusable_entries(
         and prior.rules[path] == now
         and quickstate.rules_trusted(now, prior.stamp_ns)
     }
-    whole_tree = [p for p in rules if p.startswith("/")]  # info/, the user's, the system's
-    if not all(p in same_rules for p in whole_tree):
+    if not all(p in same_rules for p in quickstate.WHOLE_TREE_RULES):
         return {}
     same = [
         f

@@ -33,7 +33,7 @@ class Seed:
     includes: tuple[str, ...]  # the configured includes
     exclude_args: tuple[str, ...]  # the configured excludes, as ls-files options
     overlay: dict[str, list[int] | None]  # stat data of the captured overlay files
-    rules: dict[str, list[int] | None]  # of the files of attributes that apply to them
+    rules: dict[str, list[int] | None] | None  # the files of attributes (rule_files)
     config: list[tuple[str, str]]  # the git config pairs the save used
     intent_to_add: tuple[str, ...]  # `git add -N` entries of the real index
     overlay_bytes: int

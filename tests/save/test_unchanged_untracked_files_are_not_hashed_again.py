@@ -249,3 +249,65 @@ def test_a_gitattributes_touched_near_the_last_scan_vouches_for_nothing(
     aged()
     launch(repo, "save", "-m", "second", env=env)
     assert "notes/crlf.txt" in hashed(log)
+
+
+def test_a_relative_user_attributes_file_is_read_from_the_work_trees_top(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """XDG_CONFIG_HOME=xdg: git reads xdg/git/attributes from the top, where it runs."""
+    (repo.path / "xdg/git").mkdir(parents=True)
+    (repo.path / "xdg/git/attributes").write_text("*.bin binary\n")
+    (repo.path / ".git/info").mkdir(exist_ok=True)
+    (repo.path / ".git/info/exclude").write_text("xdg/\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "xdg")
+    env, log = crlf_repo(repo, tmp_path)
+    (repo.path / "xdg/git/attributes").write_text("*.txt text\n")
+    repo.write("README.md", "changed\n")
+    aged()
+    launch(repo, "save", "-m", "second", env=env)
+    assert "notes/crlf.txt" in hashed(log)
+    saved_as_git_hashes(repo, 2)
+
+
+def test_an_attributes_file_git_finds_under_its_prefix_is_never_vouched_for(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.git("config", "core.attributesFile", "%(prefix)/share/git-checkpoint-test/attributes")
+    env, log = crlf_repo(repo, tmp_path)
+    repo.write("README.md", "changed\n")
+    aged()
+    launch(repo, "save", "-m", "second", env=env)
+    assert "notes/crlf.txt" in hashed(log)
+
+
+def test_the_system_attributes_file_counts_unless_git_is_told_not_to_read_it(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_checkpoint.fast import quickstate
+    from git_checkpoint.gitcore.repo import Repo as GitRepo
+
+    found = GitRepo.discover(repo.path)
+    read = quickstate.rule_files(found, ["a/b.txt"], [])
+    assert read is not None
+    assert read["@system"] == quickstate.rule_stat(quickstate.SYSTEM_ATTRIBUTES)
+    assert set(read) == {"@info", "@user", "@system", ".gitattributes", "a/.gitattributes"}
+    monkeypatch.setenv("GIT_ATTR_NOSYSTEM", "1")
+    unread = quickstate.rule_files(found, ["a/b.txt"], [])
+    assert unread is not None and unread["@system"] is None
+    if read["@system"] is not None:  # (a system file here: the two differ)
+        assert unread != read
+
+
+@pytest.mark.parametrize("key, value", [("changed", [5]), ("deleted", [None]), ("ref", 5)])
+def test_a_quick_state_of_odd_types_is_a_normal_save(
+    repo: Repo, tmp_path: Path, key: str, value: object
+) -> None:
+    env, _ = first_save(repo, tmp_path)
+    state = repo.path / ".git/checkpoint/quick/state.json"
+    data = json.loads(state.read_text())
+    data[key] = value
+    state.write_text(json.dumps(data))
+    repo.write("README.md", "changed\n")
+    aged()
+    launch(repo, "save", "-m", "second", env=env)
+    assert {p: e[1] for p, e in overlay_of(repo, 2).items()} == git_hashes(repo, list(UNTRACKED))
