@@ -355,7 +355,7 @@ def prior_overlay(
         return None
     try:
         before = [*saved["changed"], *saved["untracked"], *saved["deleted"]]
-        if any(_rules(str(p)) for p in (*before, *moved)):
+        if any(graft.is_attributes(str(p)) for p in (*before, *moved)):
             return None
         if quickstate.refs_seen(repo, saved["task"], saved["ref"]) != saved["refs"]:
             return None
@@ -368,11 +368,6 @@ def prior_overlay(
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # a state.json not of ours
         return None
-
-
-def _rules(path: str) -> bool:
-    """Whether `path` is a file of attributes, which change how files hash."""
-    return path.rpartition("/")[2] == ".gitattributes"
 
 
 def reusable_entries(
@@ -393,7 +388,7 @@ def reusable_entries(
     moved = {f for f, s in stats.items() if prior.stats.get(f) != s} | (
         set(prior.stats) - set(stats)
     )
-    if any(_rules(f) for f in moved):
+    if any(graft.is_attributes(f) for f in moved):
         return {}
     same_rules = {
         path
